@@ -1,0 +1,48 @@
+# Arbor — the two commands a newcomer needs: `make demo` and `make test`.
+SHELL := /bin/bash
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := FuzzFileOpen FuzzDecode FuzzOperations
+FUZZ_FLAGS := -c release --scratch-path ../.build-fuzz --sanitize=fuzzer \
+	-Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+
+.PHONY: deps build test fuzz demo bench clean
+
+# Installs the system packages the build needs when they are missing (Debian/Ubuntu, as root or via sudo).
+deps:
+	@if ! pkg-config --exists liblz4 2>/dev/null; then \
+		echo "Installing liblz4-dev and pkg-config..."; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblz4-dev pkg-config; \
+	fi
+
+build: deps
+	swift build
+
+# Runs every test; fails when a test fails or when no test ran.
+test: deps
+	swift build --build-tests
+	set -o pipefail; swift test 2>&1 | tee .build/test-output.txt
+	@grep -Eq 'Test run with [1-9][0-9]* tests? .*passed' .build/test-output.txt || { echo "error: no Swift Testing tests ran"; exit 1; }
+
+# Builds each libFuzzer target with ASan and runs it for FUZZ_SECONDS; fails on any crash.
+fuzz: deps
+	@mkdir -p fuzz/corpus-work fuzz/crashes
+	cd fuzz && for target in $(FUZZ_TARGETS); do \
+		swift build $(FUZZ_FLAGS) --product $$target || exit 1; \
+	done
+	@for target in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/corpus-work/$$target fuzz/corpus/$$target; \
+		echo "== fuzzing $$target for $(FUZZ_SECONDS)s"; \
+		SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 .build-fuzz/release/$$target \
+			fuzz/corpus-work/$$target fuzz/corpus/$$target \
+			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -artifact_prefix=fuzz/crashes/ || exit 1; \
+	done
+
+demo: deps
+	@echo "The 'arbor demo' command arrives with the CLI (issue 5). For now, 'make test' exercises the engine."
+
+bench: deps
+	cd Benchmarks && swift run -c release arbor-bench engine
+
+clean:
+	rm -rf .build .build-fuzz fuzz/corpus-work fuzz/crashes

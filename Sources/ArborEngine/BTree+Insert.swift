@@ -1,0 +1,181 @@
+/// One step of the root-to-leaf path of a modification.
+struct PathEntry {
+    let id: PageID
+    let node: Node
+    /// Index of this node among its parent's children (-1 for the root).
+    let childIndex: Int
+}
+
+extension WriteTransaction {
+    /// Inserts or replaces `key` in the tree of `box`; returns the replaced value.
+    func insert(_ box: TreeBox, _ key: [UInt8], _ value: LeafValue) throws -> LeafValue? {
+        if box.info.root == 0 {
+            let (id, node) = try newNode(level: 0)
+            node.insertLeaf(key: key, value: value, at: 0)
+            box.info = TreeInfo(root: id, depth: 1, count: 1)
+            return nil
+        }
+        let path = try touchPath(box, key)
+        guard let leaf = path.last?.node else { throw ArborError.internalInconsistency("empty path") }
+        let (index, found) = leaf.search(key)
+        var old: LeafValue?
+        if found {
+            old = leaf.values[index]
+            leaf.replaceLeafValue(at: index, with: value)
+        } else {
+            leaf.insertLeaf(key: key, value: value, at: index)
+            box.info.count += 1
+        }
+        try rebalance(box, path, appendedAtEnd: !found && index == leaf.count - 1)
+        return old
+    }
+
+    /// Copies (if needed) every node from the root to the leaf covering `key`.
+    func touchPath(_ box: TreeBox, _ key: [UInt8]) throws -> [PathEntry] {
+        var (id, node) = try touch(box.info.root, level: box.info.depth - 1)
+        box.info.root = id
+        var path = [PathEntry(id: id, node: node, childIndex: -1)]
+        path.reserveCapacity(box.info.depth)
+        while node.level > 0 {
+            let index = node.childIndex(for: key)
+            let (childID, child) = try touch(node.children[index], level: node.level - 1)
+            node.children[index] = childID
+            path.append(PathEntry(id: childID, node: child, childIndex: index))
+            (id, node) = (childID, child)
+        }
+        return path
+    }
+
+    /// Restores the size invariants along `path` after a change to its leaf, from the leaf up:
+    /// splits nodes larger than a page, merges or redistributes nodes under half a page, and
+    /// grows or shrinks the root.
+    func rebalance(_ box: TreeBox, _ path: [PathEntry], appendedAtEnd: Bool) throws {
+        var appendHint = appendedAtEnd
+        for level in stride(from: path.count - 1, through: 0, by: -1) {
+            let entry = path[level]
+            guard dirty[entry.id] === entry.node else { continue }  // merged away below
+            let node = entry.node
+            if node.byteSize > pageSize {
+                let pieces = try split(node, packLeft: appendHint)
+                var rightIDs: [PageID] = []
+                for piece in pieces {
+                    let id = try allocate()
+                    dirty[id] = piece.node
+                    rightIDs.append(id)
+                }
+                if level == 0 {
+                    let (rootID, root) = try newNode(level: node.level + 1)
+                    root.children = [entry.id]
+                    root.recomputeSize()
+                    for (offset, piece) in pieces.enumerated() {
+                        root.insertBranch(key: piece.separator, rightChild: rightIDs[offset], at: offset)
+                    }
+                    guard root.byteSize <= pageSize else {
+                        throw ArborError.internalInconsistency("a new root of \(root.byteSize) bytes does not fit a page")
+                    }
+                    box.info.root = rootID
+                    box.info.depth += 1
+                } else {
+                    let parent = path[level - 1].node
+                    for (offset, piece) in pieces.enumerated() {
+                        parent.insertBranch(key: piece.separator, rightChild: rightIDs[offset], at: entry.childIndex + offset)
+                    }
+                    appendHint = entry.childIndex + pieces.count == parent.count
+                }
+            } else if level > 0 && node.byteSize < pageSize / 2 {
+                try fixUnderflow(parent: path[level - 1].node, childIndex: entry.childIndex, node: node, id: entry.id)
+                appendHint = false
+            } else {
+                appendHint = false
+            }
+        }
+        try shrinkRoot(box)
+    }
+
+    /// Removes an empty root leaf or a root branch with a single child.
+    func shrinkRoot(_ box: TreeBox) throws {
+        while box.info.root != 0, let root = dirty[box.info.root], root.count == 0 {
+            let oldRoot = box.info.root
+            if root.isLeaf {
+                box.info = TreeInfo(root: 0, depth: 0, count: 0)
+            } else {
+                box.info.root = root.children[0]
+                box.info.depth -= 1
+            }
+            try free(oldRoot)
+        }
+    }
+
+    /// Splits an over-full node into itself (the left part) and one or more right parts, each
+    /// with the separator that goes into the parent. With `packLeft` (sequential appends) the left
+    /// part is filled completely, so ascending inserts leave full pages instead of half-full ones.
+    func split(_ node: Node, packLeft: Bool) throws -> [(separator: [UInt8], node: Node)] {
+        var pieces: [(separator: [UInt8], node: Node)] = []
+        var current = node
+        var rounds = 0
+        while current.byteSize > pageSize {
+            rounds += 1
+            guard rounds <= 64, current.count >= (current.isLeaf ? 2 : 3) else {
+                throw ArborError.internalInconsistency("cannot split a node of \(current.byteSize) bytes with \(current.count) keys")
+            }
+            let right = Node(level: current.level)
+            let separator: [UInt8]
+            if current.isLeaf {
+                let index = splitIndex(current, packLeft: packLeft, minIndex: 1, maxIndex: current.count - 1)
+                right.keys = Array(current.keys[index...])
+                right.values = Array(current.values[index...])
+                separator = shortestSeparator(current.keys[index - 1], current.keys[index])
+                current.keys.removeSubrange(index...)
+                current.values.removeSubrange(index...)
+            } else {
+                let index = splitIndex(current, packLeft: packLeft, minIndex: 1, maxIndex: current.count - 2)
+                separator = current.keys[index]
+                right.keys = Array(current.keys[(index + 1)...])
+                right.children = Array(current.children[(index + 1)...])
+                current.keys.removeSubrange(index...)
+                current.children.removeSubrange((index + 1)...)
+            }
+            current.recomputeSize()
+            right.recomputeSize()
+            pieces.append((separator, right))
+            current = right
+        }
+        return pieces
+    }
+
+    /// Where to split `node`: the first cell of the right part (leaf) or the promoted separator
+    /// (branch), chosen by bytes so both parts fit a page.
+    func splitIndex(_ node: Node, packLeft: Bool, minIndex: Int, maxIndex: Int) -> Int {
+        let sizes = node.keys.indices.map { index in
+            node.isLeaf ? leafCellSize(keyLength: node.keys[index].count, value: node.values[index])
+                : branchCellSize(keyLength: node.keys[index].count)
+        }
+        let total = sizes.reduce(0, +)
+        let capacity = pageSize - PageHeader.size
+        var prefix = 0
+        var index = minIndex
+        if packLeft {
+            // As many cells on the left as fit.
+            prefix = sizes[0..<minIndex].reduce(0, +)
+            while index < maxIndex && prefix + sizes[index] <= capacity {
+                prefix += sizes[index]
+                index += 1
+            }
+            return max(minIndex, index)
+        }
+        prefix = sizes[0..<minIndex].reduce(0, +)
+        while index < maxIndex && prefix + sizes[index] <= total / 2 {
+            prefix += sizes[index]
+            index += 1
+        }
+        return min(max(index, minIndex), maxIndex)
+    }
+}
+
+/// The shortest key `s` with `left < s <= right` (a prefix of `right`): keeps branch pages small.
+func shortestSeparator(_ left: [UInt8], _ right: [UInt8]) -> [UInt8] {
+    var common = 0
+    let limit = min(left.count, right.count)
+    while common < limit && left[common] == right[common] { common += 1 }
+    return Array(right[0..<min(common + 1, right.count)])
+}

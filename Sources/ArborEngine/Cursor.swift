@@ -1,0 +1,216 @@
+/// A position in one tree of a transaction, for ordered iteration and range scans.
+///
+/// A cursor keeps the path from the root to its leaf, so `next` and `previous` are amortized
+/// O(1) and every step is bounded by the tree depth (no sibling pointers to follow on disk).
+/// Modifying the tree in the same write transaction invalidates the cursor (`cursorInvalidated`).
+public final class Cursor {
+    let transaction: Transaction
+    let box: TreeBox
+    let version: Int
+    private var stack: [(ref: NodeRef, index: Int)] = []
+
+    init(transaction: Transaction, box: TreeBox) {
+        self.transaction = transaction
+        self.box = box
+        self.version = box.version
+    }
+
+    /// Whether the cursor is on an entry.
+    public var isPositioned: Bool {
+        guard let top = stack.last else { return false }
+        return top.ref.level == 0 && top.index < top.ref.count
+    }
+
+    /// The key at the cursor, or nil when it is not on an entry.
+    public var key: [UInt8]? {
+        guard isPositioned, let top = stack.last else { return nil }
+        return top.ref.key(top.index)
+    }
+
+    /// Calls `body` with the key bytes in place (no copy), or returns nil when not positioned.
+    public func withKey<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+        guard isPositioned, let top = stack.last else { return nil }
+        return try top.ref.withKey(top.index, body)
+    }
+
+    /// The value at the cursor, reading its overflow chain if it has one.
+    /// - Throws: `cursorInvalidated`, `corruptPage`; returns an empty array when not positioned.
+    public func value() throws -> [UInt8] {
+        try check()
+        guard isPositioned, let top = stack.last else { return [] }
+        return try transaction.resolve(top.ref.leafValue(top.index))
+    }
+
+    /// Moves to the first entry; false when the tree is empty.
+    @discardableResult
+    public func first() throws -> Bool {
+        try check()
+        stack.removeAll(keepingCapacity: true)
+        guard box.info.root != 0 else { return false }
+        try descend(from: box.info.root, level: box.info.depth - 1, leftmost: true)
+        return isPositioned
+    }
+
+    /// Moves to the last entry; false when the tree is empty.
+    @discardableResult
+    public func last() throws -> Bool {
+        try check()
+        stack.removeAll(keepingCapacity: true)
+        guard box.info.root != 0 else { return false }
+        try descend(from: box.info.root, level: box.info.depth - 1, leftmost: false)
+        return isPositioned
+    }
+
+    /// Moves to the first entry whose key is >= `key`; false when there is none.
+    @discardableResult
+    public func seek(_ key: [UInt8]) throws -> Bool {
+        try check()
+        stack.removeAll(keepingCapacity: true)
+        guard box.info.root != 0 else { return false }
+        var id = box.info.root
+        var level = box.info.depth - 1
+        try key.withUnsafeBytes { key in
+            while true {
+                let ref = try transaction.node(id, level: level)
+                if level == 0 {
+                    stack.append((ref, ref.lowerBound(key)))
+                    return
+                }
+                let index = ref.childIndex(for: key)
+                stack.append((ref, index))
+                id = ref.child(index)
+                level -= 1
+            }
+        }
+        if let top = stack.last, top.index >= top.ref.count { return try nextLeaf() }
+        return true
+    }
+
+    /// Moves to the next entry; false (and unpositioned) past the end.
+    @discardableResult
+    public func next() throws -> Bool {
+        try check()
+        guard isPositioned else { return false }
+        stack[stack.count - 1].index += 1
+        if let top = stack.last, top.index < top.ref.count { return true }
+        return try nextLeaf()
+    }
+
+    /// Moves to the previous entry; false (and unpositioned) before the start.
+    @discardableResult
+    public func previous() throws -> Bool {
+        try check()
+        guard isPositioned else { return false }
+        if stack[stack.count - 1].index > 0 {
+            stack[stack.count - 1].index -= 1
+            return true
+        }
+        // Climb to the nearest branch with a child to the left, then descend its rightmost path.
+        stack.removeLast()
+        while let top = stack.last {
+            if top.index > 0 {
+                let index = top.index - 1
+                stack[stack.count - 1].index = index
+                try descend(from: top.ref.child(index), level: top.ref.level - 1, leftmost: false)
+                return isPositioned
+            }
+            stack.removeLast()
+        }
+        return false
+    }
+
+    // MARK: Ranges
+
+    /// Positions on the first entry inside `range`; false when the range is empty.
+    func seekFirst(in range: KeyRange) throws -> Bool {
+        var positioned: Bool
+        if let lower = range.lower {
+            positioned = try seek(lower.key)
+            if positioned, !lower.inclusive, key == lower.key { positioned = try next() }
+        } else {
+            positioned = try first()
+        }
+        guard positioned, let key else { return false }
+        return range.isBelowUpper(key)
+    }
+
+    /// Positions on the last entry inside `range`; false when the range is empty.
+    func seekLast(in range: KeyRange) throws -> Bool {
+        var positioned: Bool
+        if let upper = range.upper {
+            positioned = try seek(upper.key)
+            if positioned {
+                if !(upper.inclusive && key == upper.key) { positioned = try previous() }
+            } else {
+                positioned = try last()
+            }
+        } else {
+            positioned = try last()
+        }
+        guard positioned, let key else { return false }
+        return range.isAboveLower(key)
+    }
+
+    /// Counts the entries in `range` from the cursor's start, a whole leaf at a time.
+    func countForward(in range: KeyRange) throws -> Int {
+        guard try seekFirst(in: range) else { return 0 }
+        var total = 0
+        while let top = stack.last, isPositioned {
+            let ref = top.ref
+            let lastInLeaf = ref.count - 1
+            if ref.withKey(lastInLeaf, { range.isBelowUpper($0) }) {
+                total += ref.count - top.index
+                stack[stack.count - 1].index = lastInLeaf
+                guard try next() else { break }
+            } else {
+                // The range ends inside this leaf: binary search its end.
+                var low = top.index, high = lastInLeaf
+                while low < high {
+                    let mid = (low + high) >> 1
+                    if ref.withKey(mid, { range.isBelowUpper($0) }) { low = mid + 1 } else { high = mid }
+                }
+                total += low - top.index
+                break
+            }
+        }
+        return total
+    }
+
+    // MARK: Internals
+
+    private func check() throws {
+        try transaction.ensureOpen()
+        guard box.version == version, !box.isDropped else { throw ArborError.cursorInvalidated }
+    }
+
+    private func descend(from start: PageID, level startLevel: Int, leftmost: Bool) throws {
+        var id = start
+        var level = startLevel
+        while true {
+            let ref = try transaction.node(id, level: level)
+            if level == 0 {
+                stack.append((ref, leftmost ? 0 : max(ref.count - 1, 0)))
+                return
+            }
+            let index = leftmost ? 0 : ref.count
+            stack.append((ref, index))
+            id = ref.child(index)
+            level -= 1
+        }
+    }
+
+    /// From a leaf position past its last entry, moves to the first entry of the next leaf.
+    private func nextLeaf() throws -> Bool {
+        stack.removeLast()
+        while let top = stack.last {
+            if top.index < top.ref.count {
+                let index = top.index + 1
+                stack[stack.count - 1].index = index
+                try descend(from: top.ref.child(index), level: top.ref.level - 1, leftmost: true)
+                return isPositioned
+            }
+            stack.removeLast()
+        }
+        return false
+    }
+}

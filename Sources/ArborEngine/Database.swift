@@ -1,0 +1,246 @@
+import Synchronization
+
+/// An ArborEngine store: one file of copy-on-write B+trees with snapshot readers and one writer.
+///
+/// ```swift
+/// let db = try Database.open(path: "transit.arbor")
+/// try db.update { tx in
+///     let stops = try tx.createTreeIfMissing("stops")
+///     try stops.put(TupleKey.encode([.int64(42)]), Array("Alexanderplatz".utf8))
+/// }
+/// let name = try db.view { tx in try tx.tree("stops").get(TupleKey.encode([.int64(42)])) }
+/// ```
+/// Any number of read transactions (each a consistent snapshot) run alongside at most one write
+/// transaction, in this process and in others (through the lock file `<path>-lock`).
+/// `Database` is `Sendable`; transactions are confined to the thread that uses them.
+public final class Database: Sendable {
+    /// How a database is opened.
+    public struct Options: Sendable {
+        /// Page size for a new file (existing files keep theirs). A power of two, 4 KiB–64 KiB.
+        public var pageSize: Int = Limits.defaultPageSize
+        /// Bytes of validated pages kept in memory (LRU).
+        public var cacheBytes: Int = 64 << 20
+        /// Bytes of modified pages a write transaction keeps in memory before writing leaves
+        /// early (to free pages that no reader can see yet); bounds a large import's memory.
+        public var maxDirtyBytes: Int = 64 << 20
+        /// Open without write access (also works on read-only media).
+        public var readOnly: Bool = false
+        /// Create the file when missing.
+        public var create: Bool = true
+        /// Use a lock file for the cross-process writer lock and reader table.
+        public var useLockFile: Bool = true
+
+        public init(pageSize: Int = Limits.defaultPageSize, cacheBytes: Int = 64 << 20, readOnly: Bool = false) {
+            self.pageSize = pageSize
+            self.cacheBytes = cacheBytes
+            self.readOnly = readOnly
+        }
+    }
+
+    struct State {
+        var meta: Meta
+        var poisoned = false
+    }
+
+    let file: StorageFile
+    public let path: String
+    public let pageSize: Int
+    public let isReadOnly: Bool
+    let options: Options
+    let cache: PageCache
+    let registry: ReaderRegistry
+    let state: Mutex<State>
+
+    /// Opens the store file at `path`, creating it when missing (unless read-only).
+    /// - Throws: `ArborError` naming what is wrong: not an Arbor file, a newer format, a
+    ///   corrupt or truncated file, an invalid page size, or an I/O error.
+    public static func open(path: String, options: Options = Options()) throws -> Database {
+        guard Limits.isValidPageSize(options.pageSize) else { throw ArborError.invalidPageSize(options.pageSize) }
+        let file = try POSIXStorageFile(path: path, readOnly: options.readOnly, create: options.create)
+        let lockFile = options.useLockFile ? try LockFile.open(path: path + "-lock") : nil
+        return try Database(file: file, path: path, lockFile: lockFile, options: options)
+    }
+
+    /// Opens a store on any `StorageFile` (an in-memory or fault-injecting file in tests).
+    /// Without a lock file, readers and writers are coordinated within this process only.
+    public static func open(file: StorageFile, options: Options = Options()) throws -> Database {
+        guard Limits.isValidPageSize(options.pageSize) else { throw ArborError.invalidPageSize(options.pageSize) }
+        return try Database(file: file, path: "<memory>", lockFile: nil, options: options)
+    }
+
+    private init(file: StorageFile, path: String, lockFile: LockFile?, options: Options) throws {
+        self.file = file
+        self.path = path
+        self.options = options
+        self.isReadOnly = options.readOnly
+        let registry = ReaderRegistry(lockFile: lockFile)
+        self.registry = registry
+        self.cache = PageCache(capacityBytes: options.cacheBytes)
+        if try file.size() == 0 && !options.readOnly {
+            try registry.lockWriter()
+            defer { registry.unlockWriter() }
+            if try file.size() == 0 {
+                let meta = Meta.initial(pageSize: options.pageSize)
+                for number: PageID in 0...1 {
+                    try meta.image(number: number).withUnsafeBytes {
+                        try file.write($0, at: UInt64(number) * UInt64(options.pageSize))
+                    }
+                }
+                try file.sync()
+            }
+        }
+        let meta = try Meta.readCurrent(from: file, path: path)
+        if meta.isCompressed && !options.readOnly { throw ArborError.compressedFileIsReadOnly }
+        self.pageSize = meta.pageSize
+        self.state = Mutex(State(meta: meta))
+    }
+
+    // MARK: Transactions
+
+    /// Starts a read transaction on the newest committed snapshot. It never blocks and is never
+    /// blocked by the writer. Call `close()` (or let it deinit) to release the snapshot: an open
+    /// reader pins the pages of its snapshot, so the file grows while it stays open.
+    /// - Complexity: O(1) in-process; a few `pread`s on the lock file otherwise.
+    public func beginRead() throws -> Transaction {
+        for _ in 0..<1000 {
+            let meta = try currentMeta()
+            try registry.register(meta.txid)
+            // Another process may have committed between reading the meta and publishing our slot;
+            // if so, its successor may already reuse pages of `meta`: retry on the newer snapshot.
+            if let lockFile = registry.lockFile, try lockFile.publishedCommit() != meta.txid,
+               try Meta.readCurrent(from: file, path: path).txid != meta.txid {
+                registry.unregister(meta.txid)
+                continue
+            }
+            return Transaction(database: self, meta: meta)
+        }
+        throw ArborError.internalInconsistency("could not register a reader: the snapshot changed 1000 times in a row")
+    }
+
+    /// Starts the write transaction, waiting while another writer (thread or process) holds it.
+    /// - Throws: `ArborError.readOnly` on a read-only database, `needsReopen` after a failed commit.
+    public func beginWrite() throws -> WriteTransaction {
+        guard !isReadOnly else { throw ArborError.readOnly }
+        try registry.lockWriter()
+        do {
+            let meta = try refreshMetaForWriter()
+            let oldest = try registry.oldestSnapshot() ?? meta.txid
+            return WriteTransaction(database: self, meta: meta, reuseLimit: min(oldest, meta.txid))
+        } catch {
+            registry.unlockWriter()
+            throw error
+        }
+    }
+
+    /// Runs `body` in a read transaction.
+    public func view<R>(_ body: (Transaction) throws -> R) throws -> R {
+        let transaction = try beginRead()
+        defer { transaction.close() }
+        return try body(transaction)
+    }
+
+    /// Runs `body` in a write transaction and commits it; aborts if `body` throws.
+    public func update<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        let transaction = try beginWrite()
+        do {
+            let result = try body(transaction)
+            try transaction.commit()
+            return result
+        } catch {
+            transaction.abort()
+            throw error
+        }
+    }
+
+    // MARK: State
+
+    /// The newest committed meta, re-read from disk when another process committed since.
+    func currentMeta() throws -> Meta {
+        let cached = state.withLock { $0.meta }
+        guard let lockFile = registry.lockFile, try lockFile.publishedCommit() != cached.txid else { return cached }
+        return try adoptDiskMeta()
+    }
+
+    private func adoptDiskMeta() throws -> Meta {
+        let disk = try Meta.readCurrent(from: file, path: path)
+        let changed = state.withLock { state -> Bool in
+            guard disk.txid != state.meta.txid else { return false }
+            if disk.txid > state.meta.txid { state.meta = disk }
+            return true
+        }
+        // Another process reused pages: cached images may be stale.
+        if changed { cache.removeAll() }
+        return state.withLock { $0.meta }
+    }
+
+    private func refreshMetaForWriter() throws -> Meta {
+        if state.withLock({ $0.poisoned }) { throw ArborError.needsReopen }
+        guard let lockFile = registry.lockFile else { return state.withLock { $0.meta } }
+        let meta = try adoptDiskMeta()
+        // Repair a publication lost when a writer died between its meta sync and publishing.
+        if try lockFile.publishedCommit() != meta.txid { try lockFile.publishCommit(meta.txid) }
+        return meta
+    }
+
+    func finishCommit(_ meta: Meta) {
+        state.withLock { $0.meta = meta }
+        try? registry.lockFile?.publishCommit(meta.txid)
+    }
+
+    func poison() { state.withLock { $0.poisoned = true } }
+
+    // MARK: Pages
+
+    /// Loads page `id` of a snapshot with `pageCount` pages: from the cache, or from disk with
+    /// bounds, checksum and layout validation.
+    func loadPage(_ id: PageID, pageCount: UInt32, useCache: Bool = true) throws -> Page {
+        guard id >= 2, id < pageCount else {
+            throw ArborError.pageOutOfRange(page: id, pageCount: pageCount, referencedFrom: "a tree pointer")
+        }
+        if useCache, let page = cache.page(id) { return page }
+        let page = try readPageFromDisk(id)
+        if useCache { cache.insert(page) }
+        return page
+    }
+
+    func readPageFromDisk(_ id: PageID) throws -> Page {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
+        defer { buffer.deallocate() }
+        let read = try file.read(into: buffer, at: UInt64(id) * UInt64(pageSize))
+        guard read == pageSize else {
+            throw ArborError.corruptPage(page: id, detail: "short read of \(read) bytes (file truncated)")
+        }
+        if buffer[PageHeader.type] == PageType.compressedLeaf.rawValue {
+            return try CompressedLeaf.decode(id: id, image: UnsafeRawBufferPointer(buffer))
+        }
+        return try Page.validated(id: id, image: UnsafeRawBufferPointer(buffer), verifyChecksum: true)
+    }
+
+    // MARK: Information
+
+    /// Statistics of the newest committed state.
+    public func info() throws -> DatabaseInfo {
+        try view { try $0.info() }
+    }
+
+    /// Page-cache occupancy and hit counts.
+    public var cacheStatistics: (bytes: Int, pages: Int, hits: UInt64, misses: UInt64) { cache.statistics }
+}
+
+/// A summary of a store file, as of one snapshot.
+public struct DatabaseInfo: Sendable, Equatable {
+    public var formatVersion: UInt32
+    public var pageSize: Int
+    public var transactionID: UInt64
+    public var pageCount: UInt32
+    public var freePages: UInt64
+    public var fileSize: UInt64
+    public var isCompressed: Bool
+    public var trees: [(name: String, info: TreeInfo)]
+
+    public static func == (a: DatabaseInfo, b: DatabaseInfo) -> Bool {
+        a.formatVersion == b.formatVersion && a.pageSize == b.pageSize && a.transactionID == b.transactionID
+            && a.pageCount == b.pageCount && a.freePages == b.freePages && a.fileSize == b.fileSize
+            && a.isCompressed == b.isCompressed && a.trees.elementsEqual(b.trees, by: { $0.name == $1.name && $0.info == $1.info })
+    }
+}

@@ -1,0 +1,180 @@
+/// A tree page being modified by a write transaction, decoded into arrays.
+///
+/// Clean pages are read in place (`Page`); the first modification in a transaction copies a page
+/// into a `Node` under a newly allocated page number (copy-on-write), and commit serializes it.
+final class Node {
+    /// 0 for a leaf; the height above the leaves for a branch.
+    var level: Int
+    /// Leaf keys, or branch separators (`keys[i]` separates `children[i]` and `children[i + 1]`).
+    var keys: [[UInt8]]
+    /// Leaf values, parallel to `keys`.
+    var values: [LeafValue]
+    /// Branch children; `children.count == keys.count + 1`.
+    var children: [PageID]
+    /// Serialized size in bytes, header and slots included; kept current by the mutators.
+    private(set) var byteSize: Int
+
+    var isLeaf: Bool { level == 0 }
+    var count: Int { keys.count }
+
+    init(level: Int) {
+        self.level = level
+        keys = []
+        values = []
+        children = []
+        byteSize = PageHeader.size
+    }
+
+    convenience init(page: Page) {
+        self.init(level: page.level)
+        keys.reserveCapacity(page.count + 1)
+        for index in 0..<page.count { keys.append(page.key(index)) }
+        if page.level == 0 {
+            values.reserveCapacity(page.count + 1)
+            for index in 0..<page.count { values.append(page.leafValue(index)) }
+        } else {
+            children.reserveCapacity(page.count + 2)
+            for index in 0...page.count { children.append(page.child(index)) }
+        }
+        recomputeSize()
+    }
+
+    func recomputeSize() {
+        var size = PageHeader.size
+        if isLeaf {
+            for index in keys.indices { size += leafCellSize(keyLength: keys[index].count, value: values[index]) }
+        } else {
+            for key in keys { size += branchCellSize(keyLength: key.count) }
+        }
+        byteSize = size
+    }
+
+    // MARK: Leaf mutation
+
+    func insertLeaf(key: [UInt8], value: LeafValue, at index: Int) {
+        keys.insert(key, at: index)
+        values.insert(value, at: index)
+        byteSize += leafCellSize(keyLength: key.count, value: value)
+    }
+
+    func replaceLeafValue(at index: Int, with value: LeafValue) {
+        byteSize += value.cellBytes - values[index].cellBytes
+        values[index] = value
+    }
+
+    func removeLeaf(at index: Int) {
+        byteSize -= leafCellSize(keyLength: keys[index].count, value: values[index])
+        keys.remove(at: index)
+        values.remove(at: index)
+    }
+
+    // MARK: Branch mutation
+
+    /// Inserts separator `key` with `child` to its right, at separator position `index`.
+    func insertBranch(key: [UInt8], rightChild child: PageID, at index: Int) {
+        keys.insert(key, at: index)
+        children.insert(child, at: index + 1)
+        byteSize += branchCellSize(keyLength: key.count)
+    }
+
+    func replaceSeparator(at index: Int, with key: [UInt8]) {
+        byteSize += key.count - keys[index].count
+            + varintLength(UInt64(key.count)) - varintLength(UInt64(keys[index].count))
+        keys[index] = key
+    }
+
+    /// Removes separator `index` and the child to its right.
+    func removeBranch(separatorAt index: Int) {
+        byteSize -= branchCellSize(keyLength: keys[index].count)
+        keys.remove(at: index)
+        children.remove(at: index + 1)
+    }
+
+    /// The child index covering `key` in a branch.
+    func childIndex(for key: [UInt8]) -> Int {
+        var low = 0, high = keys.count
+        while low < high {
+            let mid = (low + high) >> 1
+            if compareBytes(keys[mid], key) <= 0 { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// The index of the first key >= `key` in a leaf, and whether it is equal.
+    func search(_ key: [UInt8]) -> (index: Int, found: Bool) {
+        var low = 0, high = keys.count
+        while low < high {
+            let mid = (low + high) >> 1
+            if compareBytes(keys[mid], key) < 0 { low = mid + 1 } else { high = mid }
+        }
+        return (low, low < keys.count && keys[low] == key)
+    }
+
+    // MARK: Serialization
+
+    /// Writes the node as page `id` into `buffer` (whose size is the page or logical-leaf size),
+    /// zero-filling unused space, and stores the checksum.
+    func serialize(into buffer: UnsafeMutableRawBufferPointer, id: PageID, txid: UInt64) {
+        precondition(byteSize <= buffer.count, "node of \(byteSize) bytes does not fit \(buffer.count)")
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        buffer[PageHeader.type] = isLeaf ? PageType.leaf.rawValue : PageType.branch.rawValue
+        buffer[PageHeader.level] = UInt8(level)
+        buffer.putU16(UInt16(keys.count), at: PageHeader.count)
+        buffer.putU32(id, at: PageHeader.pageNumber)
+        buffer.putU64(txid, at: PageHeader.txid)
+        buffer.putU32(isLeaf ? 0 : children[0], at: PageHeader.extra)
+        // Cells are packed from the end of the page downwards, in key order.
+        var cellEnd = buffer.count
+        for index in keys.indices {
+            let key = keys[index]
+            let cellSize: Int
+            if isLeaf {
+                cellSize = leafCellSize(keyLength: key.count, value: values[index]) - 2
+            } else {
+                cellSize = branchCellSize(keyLength: key.count) - 2
+            }
+            let start = cellEnd - cellSize
+            buffer.putU16(UInt16(start), at: PageHeader.size + 2 * index)
+            var position = start
+            if isLeaf {
+                switch values[index] {
+                case .inline(let value):
+                    buffer[position] = 0
+                    position += 1
+                    position += buffer.putVarint(UInt64(key.count), at: position)
+                    position += buffer.putVarint(UInt64(value.count), at: position)
+                    position = copy(key, to: buffer, at: position)
+                    position = copy(value, to: buffer, at: position)
+                case .overflow(let ref):
+                    buffer[position] = LeafCellFlag.overflow | (ref.compressed ? LeafCellFlag.compressed : 0)
+                    position += 1
+                    position += buffer.putVarint(UInt64(key.count), at: position)
+                    position = copy(key, to: buffer, at: position)
+                    buffer.putU32(ref.firstPage, at: position)
+                    position += 4
+                    position += buffer.putVarint(UInt64(ref.rawLength), at: position)
+                    position += buffer.putVarint(UInt64(ref.storedLength), at: position)
+                }
+            } else {
+                buffer.putU32(children[index + 1], at: position)
+                position += 4
+                position += buffer.putVarint(UInt64(key.count), at: position)
+                position = copy(key, to: buffer, at: position)
+            }
+            cellEnd = start
+        }
+        buffer.putU32(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[4...])), at: PageHeader.checksum)
+    }
+}
+
+@inline(__always) private func copy(_ bytes: [UInt8], to buffer: UnsafeMutableRawBufferPointer, at position: Int) -> Int {
+    bytes.withUnsafeBytes { source in
+        UnsafeMutableRawBufferPointer(rebasing: buffer[position..<(position + source.count)]).copyMemory(from: source)
+    }
+    return position + bytes.count
+}
+
+/// Stores the checksum of a fully built page image.
+func sealPage(_ buffer: UnsafeMutableRawBufferPointer) {
+    buffer.putU32(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[4...])), at: PageHeader.checksum)
+}

@@ -1,0 +1,92 @@
+/// A tree node as a reader sees it: a clean page read in place, or a node modified by the
+/// current write transaction. Lets search and cursors serve both without copying.
+enum NodeRef {
+    case page(Page)
+    case node(Node)
+
+    var level: Int {
+        switch self {
+        case .page(let page): return page.level
+        case .node(let node): return node.level
+        }
+    }
+
+    /// Keys in a leaf, separators in a branch.
+    var count: Int {
+        switch self {
+        case .page(let page): return page.count
+        case .node(let node): return node.count
+        }
+    }
+
+    @inline(__always) func withKey<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        switch self {
+        case .page(let page): return try page.withKey(index, body)
+        case .node(let node): return try node.keys[index].withUnsafeBytes(body)
+        }
+    }
+
+    func key(_ index: Int) -> [UInt8] {
+        switch self {
+        case .page(let page): return page.key(index)
+        case .node(let node): return node.keys[index]
+        }
+    }
+
+    func leafValue(_ index: Int) -> LeafValue {
+        switch self {
+        case .page(let page): return page.leafValue(index)
+        case .node(let node): return node.values[index]
+        }
+    }
+
+    func child(_ index: Int) -> PageID {
+        switch self {
+        case .page(let page): return page.child(index)
+        case .node(let node): return node.children[index]
+        }
+    }
+
+    /// First leaf index whose key is >= `key`.
+    func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
+        switch self {
+        case .page(let page): return page.lowerBound(key)
+        case .node(let node):
+            var low = 0, high = node.count
+            while low < high {
+                let mid = (low + high) >> 1
+                if node.keys[mid].withUnsafeBytes({ compareBytes($0, key) }) < 0 { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+    }
+
+    /// The child index of a branch covering `key`.
+    func childIndex(for key: UnsafeRawBufferPointer) -> Int {
+        switch self {
+        case .page(let page): return page.childIndex(for: key)
+        case .node(let node):
+            var low = 0, high = node.count
+            while low < high {
+                let mid = (low + high) >> 1
+                if node.keys[mid].withUnsafeBytes({ compareBytes($0, key) }) <= 0 { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+    }
+}
+
+/// The state of one open tree inside a transaction, shared by its handles and cursors.
+final class TreeBox {
+    let name: String
+    var info: TreeInfo
+    /// Bumped on every modification so cursors can detect that they are stale.
+    var version = 0
+    var isDirty = false
+    var isDropped = false
+
+    init(name: String, info: TreeInfo) {
+        self.name = name
+        self.info = info
+    }
+}

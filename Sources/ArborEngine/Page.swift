@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An immutable, validated page image in memory (a leaf, branch or overflow page).
+///
+/// Every page read from disk is checksum-verified and its cell layout bounds-checked once,
+/// in `Page.validated`; afterwards the accessors read without further checks. Instances are
+/// never mutated after validation, which is why they may be shared between threads.
+final class Page: @unchecked Sendable {
+    let id: PageID
+    let bytes: UnsafeMutableRawBufferPointer
+    let type: PageType
+    let level: Int
+    let count: Int
+
+    private init(id: PageID, bytes: UnsafeMutableRawBufferPointer) {
+        self.id = id
+        self.bytes = bytes
+        let raw = UnsafeRawBufferPointer(bytes)
+        self.type = PageType(rawValue: raw[PageHeader.type]) ?? .overflow
+        self.level = Int(raw[PageHeader.level])
+        self.count = Int(raw.u16(PageHeader.count))
+    }
+
+    deinit { bytes.deallocate() }
+
+    var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(bytes) }
+    var size: Int { bytes.count }
+    var txid: UInt64 { raw.u64(PageHeader.txid) }
+    var extra: UInt32 { raw.u32(PageHeader.extra) }
+
+    // MARK: Leaf and branch cells
+
+    @inline(__always) func cellOffset(_ index: Int) -> Int {
+        Int(raw.u16(PageHeader.size + 2 * index))
+    }
+
+    /// Start and length of key `index` (a leaf key, or branch separator `index`).
+    @inline(__always) func keyLocation(_ index: Int) -> (start: Int, length: Int) {
+        let offset = cellOffset(index)
+        let raw = self.raw
+        if level == 0 {
+            // flags, keyLength varint, [valueLength varint], key
+            var position = offset + 1
+            let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
+            position += keyLengthSize
+            if raw[offset] & LeafCellFlag.overflow == 0 {
+                position += raw.varint(position, limit: size)?.length ?? 1
+            }
+            return (position, Int(keyLength))
+        } else {
+            let position = offset + 4
+            let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
+            return (position + keyLengthSize, Int(keyLength))
+        }
+    }
+
+    @inline(__always) func withKey<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let (start, length) = keyLocation(index)
+        return try body(UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)]))
+    }
+
+    func key(_ index: Int) -> [UInt8] { withKey(index) { Array($0) } }
+
+    /// The value of leaf cell `index`.
+    func leafValue(_ index: Int) -> LeafValue {
+        let offset = cellOffset(index)
+        let raw = self.raw
+        let flags = raw[offset]
+        var position = offset + 1
+        let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
+        position += keyLengthSize
+        if flags & LeafCellFlag.overflow == 0 {
+            let (valueLength, valueLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
+            let start = position + valueLengthSize + Int(keyLength)
+            return .inline(Array(raw[start..<(start + Int(valueLength))]))
+        }
+        position += Int(keyLength)
+        let first = raw.u32(position)
+        position += 4
+        let (rawLength, rawSize) = raw.varint(position, limit: size) ?? (0, 1)
+        position += rawSize
+        let (stored, _) = raw.varint(position, limit: size) ?? (0, 1)
+        return .overflow(OverflowRef(
+            firstPage: first, rawLength: Int(rawLength), storedLength: Int(stored),
+            compressed: flags & LeafCellFlag.compressed != 0))
+    }
+
+    /// Calls `body` with the inline value bytes of leaf cell `index`, or nil when it overflows.
+    @inline(__always) func withInlineValue<R>(_ index: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        let offset = cellOffset(index)
+        let raw = self.raw
+        if raw[offset] & LeafCellFlag.overflow != 0 { return try body(nil) }
+        var position = offset + 1
+        let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
+        position += keyLengthSize
+        let (valueLength, valueLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
+        let start = position + valueLengthSize + Int(keyLength)
+        return try body(UnsafeRawBufferPointer(rebasing: raw[start..<(start + Int(valueLength))]))
+    }
+
+    /// Child `index` of a branch: 0 is the leftmost child, `i + 1` the child right of separator `i`.
+    @inline(__always) func child(_ index: Int) -> PageID {
+        index == 0 ? extra : raw.u32(cellOffset(index - 1))
+    }
+
+    /// Index of the first leaf key >= `key` (may be `count`).
+    func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let mid = (low + high) >> 1
+            if withKey(mid, { compareBytes($0, key) }) < 0 { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Index of the child of a branch that covers `key`: the number of separators <= key.
+    func childIndex(for key: UnsafeRawBufferPointer) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let mid = (low + high) >> 1
+            if withKey(mid, { compareBytes($0, key) }) <= 0 { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Overflow payload of this overflow page.
+    var overflowPayload: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: raw[PageHeader.size..<(PageHeader.size + count)])
+    }
+
+    // MARK: Construction and validation
+
+    /// Copies `image` (a whole page as on disk, or a decompressed logical leaf) and validates it.
+    /// - Throws: `ArborError.corruptPage` naming what is wrong.
+    static func validated(id: PageID, image: UnsafeRawBufferPointer, verifyChecksum: Bool) throws -> Page {
+        guard image.count >= PageHeader.size else {
+            throw ArborError.corruptPage(page: id, detail: "page image of \(image.count) bytes is shorter than its header")
+        }
+        if verifyChecksum {
+            let stored = image.u32(PageHeader.checksum)
+            let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: image[4...]))
+            guard stored == computed else {
+                throw ArborError.corruptPage(page: id, detail: "checksum mismatch (stored \(hex(stored)), computed \(hex(computed)))")
+            }
+        }
+        guard image.u32(PageHeader.pageNumber) == id else {
+            throw ArborError.corruptPage(page: id, detail: "header says page \(image.u32(PageHeader.pageNumber)) (misdirected write?)")
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
+        buffer.copyMemory(from: image)
+        let page = Page(id: id, bytes: buffer)
+        try page.validateLayout()
+        return page
+    }
+
+    private func validateLayout() throws {
+        guard let type = PageType(rawValue: raw[PageHeader.type]) else {
+            throw ArborError.corruptPage(page: id, detail: "unknown page type \(raw[PageHeader.type])")
+        }
+        switch type {
+        case .meta, .compressedLeaf:
+            throw ArborError.corruptPage(page: id, detail: "unexpected \(type) page inside a tree")
+        case .overflow:
+            guard level == 0, PageHeader.size + count <= size else {
+                throw ArborError.corruptPage(page: id, detail: "overflow payload of \(count) bytes does not fit the page")
+            }
+        case .leaf, .branch:
+            try validateCells(isLeaf: type == .leaf)
+        }
+    }
+
+    private func validateCells(isLeaf: Bool) throws {
+        guard isLeaf == (level == 0), level <= Limits.maxTreeDepth else {
+            throw ArborError.corruptPage(page: id, detail: "level \(level) is impossible for a \(isLeaf ? "leaf" : "branch")")
+        }
+        let slotsEnd = PageHeader.size + 2 * count
+        guard slotsEnd <= size, isLeaf ? count > 0 : true else {
+            throw ArborError.corruptPage(page: id, detail: "\(count) cells cannot fit in \(size) bytes")
+        }
+        let raw = self.raw
+        for index in 0..<count {
+            let offset = cellOffset(index)
+            guard offset >= slotsEnd, offset < size else {
+                throw ArborError.corruptPage(page: id, detail: "cell \(index) offset \(offset) outside the cell area")
+            }
+            var position = offset
+            if isLeaf {
+                let flags = raw[position]
+                guard flags & ~LeafCellFlag.all == 0 else {
+                    throw ArborError.corruptPage(page: id, detail: "cell \(index) has unknown flags \(flags)")
+                }
+                position += 1
+                guard let (keyLength, keySize) = raw.varint(position, limit: size), keyLength > 0 else {
+                    throw ArborError.corruptPage(page: id, detail: "cell \(index) has a malformed key length")
+                }
+                position += keySize
+                if flags & LeafCellFlag.overflow == 0 {
+                    guard let (valueLength, valueSize) = raw.varint(position, limit: size),
+                          valueLength <= UInt64(size), keyLength <= UInt64(size) else {
+                        throw ArborError.corruptPage(page: id, detail: "cell \(index) has a malformed value length")
+                    }
+                    position += valueSize + Int(keyLength) + Int(valueLength)
+                } else {
+                    guard keyLength <= UInt64(size) else {
+                        throw ArborError.corruptPage(page: id, detail: "cell \(index) key length \(keyLength) exceeds the page")
+                    }
+                    position += Int(keyLength) + 4
+                    guard position <= size,
+                          let (rawLength, rawSize) = raw.varint(position, limit: size),
+                          let (stored, storedSize) = raw.varint(position + rawSize, limit: size),
+                          rawLength <= UInt64(Limits.maxValueLength), stored <= UInt64(Limits.maxValueLength),
+                          stored > 0 else {
+                        throw ArborError.corruptPage(page: id, detail: "cell \(index) has a malformed overflow reference")
+                    }
+                    position += rawSize + storedSize
+                }
+            } else {
+                position += 4
+                guard position <= size, let (keyLength, keySize) = raw.varint(position, limit: size),
+                      keyLength > 0, keyLength <= UInt64(size) else {
+                    throw ArborError.corruptPage(page: id, detail: "branch cell \(index) has a malformed key")
+                }
+                position += keySize + Int(keyLength)
+            }
+            guard position <= size else {
+                throw ArborError.corruptPage(page: id, detail: "cell \(index) runs past the end of the page")
+            }
+        }
+    }
+}
+
+func hex(_ value: UInt32) -> String { "0x" + String(value, radix: 16) }

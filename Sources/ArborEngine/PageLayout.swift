@@ -1,0 +1,89 @@
+/// The kinds of page in a store file (byte 4 of every page header).
+public enum PageType: UInt8, Sendable, CaseIterable {
+    case meta = 1
+    case branch = 2
+    case leaf = 3
+    case overflow = 4
+    /// A leaf whose cells were LZ4-compressed by `compact(compress: true)`; read-only files only.
+    case compressedLeaf = 5
+}
+
+/// Byte offsets of the 24-byte header every page starts with (see Spec/file-format.md).
+enum PageHeader {
+    static let checksum = 0      // UInt32: CRC-32C of bytes 4..<pageSize
+    static let type = 4          // UInt8: PageType
+    static let level = 5         // UInt8: 0 for leaves, height above the leaves for branches
+    static let count = 6         // UInt16: cells (leaf/branch), payload bytes (overflow)
+    static let pageNumber = 8    // UInt32: the page's own number, detects misdirected writes
+    static let txid = 12         // UInt64: transaction that wrote the page
+    static let extra = 20        // UInt32: branch: leftmost child; overflow: next page; compressed leaf: logical size
+    static let size = 24
+}
+
+/// Size limits that follow from the page size.
+public enum Limits {
+    public static let minPageSize = 4096
+    public static let maxPageSize = 65536
+    public static let defaultPageSize = 4096
+    /// Branches may be at most this many levels above the leaves; deeper trees are corrupt.
+    public static let maxTreeDepth = 32
+    /// The largest value accepted (stored in overflow pages when large).
+    public static let maxValueLength = 1 << 30
+
+    public static func isValidPageSize(_ size: Int) -> Bool {
+        size >= minPageSize && size <= maxPageSize && size & (size - 1) == 0
+    }
+    /// The largest key: small enough that a branch page always holds at least four keys.
+    public static func maxKeyLength(pageSize: Int) -> Int { (pageSize - PageHeader.size) / 4 - 16 }
+    /// Values longer than this go to overflow pages (about a quarter of a page).
+    public static func inlineValueLimit(pageSize: Int) -> Int { (pageSize - PageHeader.size) / 4 - 16 }
+    /// The largest logical size of a compressed leaf (its slot offsets are 16-bit).
+    static let maxLogicalLeafSize = 65535
+}
+
+/// Where a large value lives: the first page of its overflow chain and its sizes.
+struct OverflowRef: Equatable, Sendable {
+    var firstPage: PageID
+    /// Length of the value as the user sees it.
+    var rawLength: Int
+    /// Bytes stored in the chain (smaller than `rawLength` when compressed).
+    var storedLength: Int
+    var compressed: Bool
+
+    func pageCount(pageSize: Int) -> Int {
+        let payload = pageSize - PageHeader.size
+        return max(1, (storedLength + payload - 1) / payload)
+    }
+}
+
+/// A leaf value: stored inline in the cell, or in an overflow chain.
+enum LeafValue: Equatable, Sendable {
+    case inline([UInt8])
+    case overflow(OverflowRef)
+
+    /// Bytes the value occupies inside a leaf cell, not counting the key.
+    var cellBytes: Int {
+        switch self {
+        case .inline(let bytes): return varintLength(UInt64(bytes.count)) + bytes.count
+        case .overflow(let ref):
+            return 4 + varintLength(UInt64(ref.rawLength)) + varintLength(UInt64(ref.storedLength))
+        }
+    }
+}
+
+/// Leaf cell flag bits (first byte of a leaf cell).
+enum LeafCellFlag {
+    static let overflow: UInt8 = 1
+    static let compressed: UInt8 = 2
+    static let all: UInt8 = 3
+}
+
+/// The bytes a leaf cell needs, slot included.
+@inline(__always) func leafCellSize(keyLength: Int, value: LeafValue) -> Int {
+    2 + 1 + varintLength(UInt64(keyLength)) + keyLength + value.cellBytes
+}
+
+/// The bytes a branch cell needs, slot included.
+@inline(__always) func branchCellSize(keyLength: Int) -> Int {
+    2 + 4 + varintLength(UInt64(keyLength)) + keyLength
+}

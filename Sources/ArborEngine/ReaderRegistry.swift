@@ -1,0 +1,240 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Synchronization
+
+/// Tracks which snapshots open readers use, so the writer never reuses a page they can reach,
+/// and serializes writers. In-process bookkeeping always; across processes through a lock file.
+final class ReaderRegistry: Sendable {
+    private struct State {
+        /// Active readers of this process per snapshot transaction id.
+        var readers: [UInt64: Int] = [:]
+        /// The snapshot published in this process's lock-file slot (0 = none).
+        var published: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private let writerGate = DispatchSemaphore(value: 1)
+    let lockFile: LockFile?
+
+    init(lockFile: LockFile?) {
+        self.lockFile = lockFile
+    }
+
+    /// Registers a reader of snapshot `txid`. Afterwards the writer will not reuse pages freed
+    /// after `txid` until `unregister` is called.
+    func register(_ txid: UInt64) throws {
+        try state.withLock { state in
+            state.readers[txid, default: 0] += 1
+            if let lockFile, state.published == 0 || txid < state.published {
+                do {
+                    try lockFile.publishSlot(txid)
+                    state.published = txid
+                } catch {
+                    state.readers[txid, default: 1] -= 1
+                    if state.readers[txid] == 0 { state.readers[txid] = nil }
+                    throw error
+                }
+            }
+        }
+    }
+
+    func unregister(_ txid: UInt64) {
+        state.withLock { state in
+            guard let count = state.readers[txid] else { return }
+            if count <= 1 { state.readers[txid] = nil } else { state.readers[txid] = count - 1 }
+            guard let lockFile else { return }
+            let minimum = state.readers.keys.min() ?? 0
+            if minimum != state.published {
+                // A failed publish leaves an older (smaller) value, which is only more conservative.
+                if (try? lockFile.publishSlot(minimum)) != nil { state.published = minimum }
+            }
+        }
+    }
+
+    /// The oldest snapshot any reader (this process or another) is using, or nil when none.
+    func oldestSnapshot() throws -> UInt64? {
+        let local = state.withLock { $0.readers.keys.min() }
+        let foreign = try lockFile?.oldestForeignSlot()
+        switch (local, foreign) {
+        case (nil, nil): return nil
+        case (let a?, nil): return a
+        case (nil, let b?): return b
+        case (let a?, let b?): return min(a, b)
+        }
+    }
+
+    var activeReaderCount: Int { state.withLock { $0.readers.values.reduce(0, +) } }
+
+    func lockWriter() throws {
+        writerGate.wait()
+        do { try lockFile?.lockWriter() } catch {
+            writerGate.signal()
+            throw error
+        }
+    }
+
+    func unlockWriter() {
+        lockFile?.unlockWriter()
+        writerGate.signal()
+    }
+}
+
+/// The lock file beside a store (`<path>-lock`): the cross-process writer lock and reader table.
+///
+/// Layout: bytes 0–7 magic `ARBORLCK`, 8–15 the last committed transaction id, 16–19 the slot
+/// count; slot `i` at 64 + 16·i holds (UInt64 snapshot txid or 0, UInt64 pid). A process owns
+/// one slot while it has the database open and proves it is alive by holding an open-file-
+/// description (OFD) write lock on byte `livenessBase + i`; a slot whose byte is unlocked is stale.
+/// Byte 0 is the writer lock, byte 1 guards slot claiming.
+final class LockFile: @unchecked Sendable {
+    // The descriptor and slot are fixed after init; OFD locks and pread/pwrite are thread-safe.
+    static let slotCount = 252
+    static let slotsOffset: UInt64 = 64
+    static let livenessBase: Int64 = 1 << 20
+    static let size = 4096
+    private static let writerByte: Int64 = 0
+    private static let tableByte: Int64 = 1
+
+    // Linux OFD lock commands (not exported by the Glibc module).
+    private static let getLock: Int32 = 36
+    private static let setLock: Int32 = 37
+    private static let setLockWait: Int32 = 38
+
+    let path: String
+    private let descriptor: Int32
+    let slot: Int
+
+    /// Opens or creates the lock file and claims a reader slot. Returns nil when the lock file
+    /// cannot be written (read-only media); the caller then runs without cross-process readers.
+    static func open(path: String) throws -> LockFile? {
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 {
+            if errno == EROFS || errno == EACCES || errno == EPERM { return nil }
+            throw ArborError.io(operation: "open \(path)", errno: errno)
+        }
+        do {
+            return try LockFile(path: path, descriptor: fd)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    private init(path: String, descriptor: Int32) throws {
+        self.path = path
+        self.descriptor = descriptor
+        try Self.lock(descriptor, byte: Self.tableByte, exclusive: true, wait: true)
+        defer { Self.unlock(descriptor, byte: Self.tableByte) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw ArborError.io(operation: "fstat \(path)", errno: errno) }
+        if info.st_size < Self.size {
+            var header = [UInt8](repeating: 0, count: Self.size)
+            for (index, byte) in "ARBORLCK".utf8.enumerated() { header[index] = byte }
+            header.withUnsafeMutableBytes { $0.putU32(UInt32(Self.slotCount), at: 16) }
+            try Self.write(descriptor, header, at: 0)
+        }
+        var claimed: Int?
+        for index in 0..<Self.slotCount {
+            if try !Self.isLocked(descriptor, byte: Self.livenessBase + Int64(index)),
+               (try? Self.lock(descriptor, byte: Self.livenessBase + Int64(index), exclusive: true, wait: false)) != nil {
+                claimed = index
+                break
+            }
+        }
+        guard let claimed else { throw ArborError.readerTableFull(slots: Self.slotCount) }
+        slot = claimed
+        var record: [UInt8] = []
+        record.appendU64(0)
+        record.appendU64(UInt64(getpid()))
+        try Self.write(descriptor, record, at: Self.slotsOffset + UInt64(16 * claimed))
+    }
+
+    deinit {
+        var record: [UInt8] = []
+        record.appendU64(0)
+        record.appendU64(0)
+        try? Self.write(descriptor, record, at: Self.slotsOffset + UInt64(16 * slot))
+        close(descriptor)  // releases every OFD lock held through this descriptor
+    }
+
+    func publishSlot(_ txid: UInt64) throws {
+        var record: [UInt8] = []
+        record.appendU64(txid)
+        try Self.write(descriptor, record, at: Self.slotsOffset + UInt64(16 * slot))
+    }
+
+    /// The smallest snapshot published by another live process (or another handle of this one).
+    func oldestForeignSlot() throws -> UInt64? {
+        var table = [UInt8](repeating: 0, count: 16 * Self.slotCount)
+        let read = table.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(Self.slotsOffset)) }
+        guard read == table.count else { throw ArborError.io(operation: "read reader table", errno: errno) }
+        var oldest: UInt64?
+        for index in 0..<Self.slotCount where index != slot {
+            let txid = table.withUnsafeBytes { $0.u64(16 * index) }
+            guard txid != 0, try Self.isLocked(descriptor, byte: Self.livenessBase + Int64(index)) else { continue }
+            oldest = min(oldest ?? txid, txid)
+        }
+        return oldest
+    }
+
+    /// The last committed transaction id published by a writer.
+    func publishedCommit() throws -> UInt64 {
+        var value: UInt64 = 0
+        let read = withUnsafeMutableBytes(of: &value) { pread(descriptor, $0.baseAddress, 8, 8) }
+        guard read == 8 else { throw ArborError.io(operation: "read lock file", errno: errno) }
+        return UInt64(littleEndian: value)
+    }
+
+    func publishCommit(_ txid: UInt64) throws {
+        var record: [UInt8] = []
+        record.appendU64(txid)
+        try Self.write(descriptor, record, at: 8)
+    }
+
+    func lockWriter() throws { try Self.lock(descriptor, byte: Self.writerByte, exclusive: true, wait: true) }
+    func unlockWriter() { Self.unlock(descriptor, byte: Self.writerByte) }
+
+    // MARK: System calls
+
+    private static func request(_ type: Int32, byte: Int64) -> flock {
+        var request = flock()
+        request.l_type = Int16(type)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = off_t(byte)
+        request.l_len = 1
+        request.l_pid = 0
+        return request
+    }
+
+    private static func lock(_ fd: Int32, byte: Int64, exclusive: Bool, wait: Bool) throws {
+        var request = request(exclusive ? F_WRLCK : F_RDLCK, byte: byte)
+        while true {
+            let result = withUnsafeMutablePointer(to: &request) { fcntl(fd, wait ? setLockWait : setLock, $0) }
+            if result == 0 { return }
+            if errno == EINTR { continue }
+            throw ArborError.io(operation: "lock byte \(byte) of the lock file", errno: errno)
+        }
+    }
+
+    private static func unlock(_ fd: Int32, byte: Int64) {
+        var request = request(F_UNLCK, byte: byte)
+        _ = withUnsafeMutablePointer(to: &request) { fcntl(fd, setLock, $0) }
+    }
+
+    private static func isLocked(_ fd: Int32, byte: Int64) throws -> Bool {
+        var request = request(F_WRLCK, byte: byte)
+        guard withUnsafeMutablePointer(to: &request, { fcntl(fd, getLock, $0) }) == 0 else {
+            throw ArborError.io(operation: "test lock byte \(byte)", errno: errno)
+        }
+        return request.l_type != Int16(F_UNLCK)
+    }
+
+    private static func write(_ fd: Int32, _ bytes: [UInt8], at offset: UInt64) throws {
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        guard written == bytes.count else { throw ArborError.io(operation: "write lock file", errno: errno) }
+    }
+}

@@ -1,0 +1,174 @@
+/// A read transaction: a consistent snapshot of every tree as of one committed transaction.
+///
+/// Confined to one thread at a time (not `Sendable`). Close it when done (`close()` or deinit):
+/// while it is open, the pages of its snapshot cannot be reused.
+public class Transaction {
+    let database: Database
+    var meta: Meta
+    var isClosed = false
+    var openTrees: [String: TreeBox] = [:]
+    let catalogBox: TreeBox
+
+    init(database: Database, meta: Meta) {
+        self.database = database
+        self.meta = meta
+        self.catalogBox = TreeBox(name: "", info: meta.catalog)
+    }
+
+    deinit { if !isClosed { release() } }
+
+    /// The committed transaction id this snapshot shows (for a write transaction, the one it builds on).
+    public var snapshotID: UInt64 { meta.txid }
+
+    /// Whether this transaction may modify trees.
+    public var isWritable: Bool { false }
+
+    /// Ends the transaction, releasing its snapshot. Idempotent.
+    public func close() {
+        guard !isClosed else { return }
+        release()
+    }
+
+    func release() {
+        isClosed = true
+        database.registry.unregister(meta.txid)
+    }
+
+    func ensureOpen() throws {
+        if isClosed { throw ArborError.transactionClosed }
+    }
+
+    // MARK: Trees
+
+    /// The tree named `name`.
+    /// - Throws: `treeNotFound` when the catalog has no such tree; `corruptPage` on a damaged catalog.
+    public func tree(_ name: String) throws -> Tree {
+        try ensureOpen()
+        if let box = openTrees[name], !box.isDropped { return Tree(transaction: self, box: box) }
+        guard let record = try get(catalogBox, Array(name.utf8)) else { throw ArborError.treeNotFound(name) }
+        let info = try TreeInfo.decode(record, context: "catalog entry \"\(name)\"")
+        try validate(info, name: name)
+        let box = TreeBox(name: name, info: info)
+        openTrees[name] = box
+        return Tree(transaction: self, box: box)
+    }
+
+    /// Whether a tree named `name` exists.
+    public func hasTree(_ name: String) throws -> Bool {
+        try ensureOpen()
+        if let box = openTrees[name] { return !box.isDropped }
+        return try get(catalogBox, Array(name.utf8)) != nil
+    }
+
+    /// The names of all trees, in byte order. O(number of trees).
+    public func treeNames() throws -> [String] {
+        try ensureOpen()
+        var names: [String] = []
+        let cursor = Cursor(transaction: self, box: catalogBox)
+        var more = try cursor.first()
+        while more {
+            if let key = cursor.key { names.append(String(decoding: key, as: UTF8.self)) }
+            more = try cursor.next()
+        }
+        return names
+    }
+
+    /// Statistics of this snapshot.
+    public func info() throws -> DatabaseInfo {
+        var trees: [(String, TreeInfo)] = []
+        for name in try treeNames() { trees.append((name, try tree(name).info)) }
+        return DatabaseInfo(
+            formatVersion: Meta.formatVersion, pageSize: meta.pageSize, transactionID: meta.txid,
+            pageCount: meta.pageCount, freePages: meta.freePages, fileSize: try database.file.size(),
+            isCompressed: meta.isCompressed, trees: trees)
+    }
+
+    func validate(_ info: TreeInfo, name: String) throws {
+        let valid = info.root == 0 ? info.depth == 0 : (info.depth >= 1 && info.depth <= Limits.maxTreeDepth)
+        guard valid, info.root < meta.pageCount, info.root != 1 else {
+            throw ArborError.corruptPage(page: 0, detail: "catalog entry \"\(name)\" has root \(info.root) and depth \(info.depth)")
+        }
+    }
+
+    // MARK: Node access (overridden by WriteTransaction to see its own changes)
+
+    /// The node at `id`, which must be at `level`.
+    func node(_ id: PageID, level: Int) throws -> NodeRef {
+        let page = try database.loadPage(id, pageCount: meta.pageCount)
+        guard page.type == (level == 0 ? .leaf : .branch), page.level == level else {
+            throw ArborError.corruptPage(page: id, detail: "expected a \(level == 0 ? "leaf" : "branch") at level \(level), found \(page.type) at level \(page.level)")
+        }
+        return .page(page)
+    }
+
+    /// An overflow page of a value.
+    func overflowPage(_ id: PageID) throws -> Page {
+        let page = try database.loadPage(id, pageCount: meta.pageCount, useCache: false)
+        guard page.type == .overflow else {
+            throw ArborError.corruptPage(page: id, detail: "expected an overflow page, found \(page.type)")
+        }
+        return page
+    }
+
+    // MARK: Point lookups
+
+    /// The value stored under `key` in the tree of `box`, or nil.
+    func get(_ box: TreeBox, _ key: [UInt8]) throws -> [UInt8]? {
+        guard let (leaf, index) = try findLeaf(box, key) else { return nil }
+        return try resolve(leaf.leafValue(index))
+    }
+
+    /// The leaf and index holding exactly `key`, or nil.
+    func findLeaf(_ box: TreeBox, _ key: [UInt8]) throws -> (NodeRef, Int)? {
+        let info = box.info
+        guard info.root != 0 else { return nil }
+        return try key.withUnsafeBytes { key -> (NodeRef, Int)? in
+            var id = info.root
+            var level = info.depth - 1
+            while true {
+                let ref = try node(id, level: level)
+                if level == 0 {
+                    let index = ref.lowerBound(key)
+                    guard index < ref.count, ref.withKey(index, { compareBytes($0, key) }) == 0 else { return nil }
+                    return (ref, index)
+                }
+                id = ref.child(ref.childIndex(for: key))
+                level -= 1
+            }
+        }
+    }
+
+    /// The bytes of a leaf value, reading its overflow chain when needed.
+    func resolve(_ value: LeafValue) throws -> [UInt8] {
+        switch value {
+        case .inline(let bytes): return bytes
+        case .overflow(let ref): return try readOverflow(ref)
+        }
+    }
+
+    func readOverflow(_ ref: OverflowRef) throws -> [UInt8] {
+        var stored: [UInt8] = []
+        stored.reserveCapacity(ref.storedLength)
+        var id = ref.firstPage
+        let pages = ref.pageCount(pageSize: meta.pageSize)
+        // Bounded by the page count the reference implies, so a cyclic chain cannot loop.
+        for index in 0..<pages {
+            let page = try overflowPage(id)
+            stored.append(contentsOf: page.overflowPayload)
+            id = page.extra
+            if index == pages - 1, id != 0 {
+                throw ArborError.corruptPage(page: page.id, detail: "overflow chain continues past its recorded length")
+            }
+        }
+        guard stored.count == ref.storedLength else {
+            throw ArborError.corruptPage(page: ref.firstPage, detail: "overflow chain holds \(stored.count) bytes, expected \(ref.storedLength)")
+        }
+        guard ref.compressed else {
+            guard ref.rawLength == ref.storedLength else {
+                throw ArborError.corruptPage(page: ref.firstPage, detail: "uncompressed overflow value has inconsistent lengths")
+            }
+            return stored
+        }
+        return try LZ4.decompress(stored, originalLength: ref.rawLength, page: ref.firstPage)
+    }
+}

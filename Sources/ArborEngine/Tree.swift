@@ -1,0 +1,138 @@
+/// A handle on one named B+tree inside a transaction. Keys and values are byte strings;
+/// keys compare with memcmp (use `TupleKey` for typed, order-preserving composite keys).
+///
+/// Valid only while its transaction is open. Writes require a `WriteTransaction`.
+public struct Tree {
+    let transaction: Transaction
+    let box: TreeBox
+
+    public var name: String { box.name }
+    /// Root, depth and entry count, as of this transaction (including its own changes).
+    public var info: TreeInfo { box.info }
+    /// The number of entries. O(1): kept in the catalog.
+    public var count: Int { Int(box.info.count) }
+
+    /// The value for `key`, or nil. O(log n) page visits.
+    public func get(_ key: [UInt8]) throws -> [UInt8]? {
+        try transaction.ensureOpen()
+        return try transaction.get(box, key)
+    }
+
+    /// Whether `key` is present. O(log n), without reading overflow values.
+    public func contains(_ key: [UInt8]) throws -> Bool {
+        try transaction.ensureOpen()
+        return try transaction.findLeaf(box, key) != nil
+    }
+
+    /// Inserts or replaces `key`. O(log n) plus rebalancing.
+    /// - Throws: `readOnly`, `keyTooLarge`, `valueTooLarge`.
+    public func put(_ key: [UInt8], _ value: [UInt8]) throws {
+        guard let writer = transaction as? WriteTransaction else { throw ArborError.readOnly }
+        try writer.put(box, key, value)
+    }
+
+    /// Removes `key`; returns whether it was present. O(log n) plus rebalancing.
+    @discardableResult
+    public func delete(_ key: [UInt8]) throws -> Bool {
+        guard let writer = transaction as? WriteTransaction else { throw ArborError.readOnly }
+        return try writer.delete(box, key)
+    }
+
+    /// A cursor over the tree, positioned nowhere until `first`, `last` or `seek`.
+    public func makeCursor() throws -> Cursor {
+        try transaction.ensureOpen()
+        return Cursor(transaction: transaction, box: box)
+    }
+
+    /// Calls `body` for each entry in `range` (ascending, or descending with `reverse`) until it returns false.
+    /// Values in overflow pages are read only for the entries visited.
+    public func forEach(in range: KeyRange = .all, reverse: Bool = false,
+                        _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Bool) throws {
+        let cursor = try makeCursor()
+        var more = try reverse ? cursor.seekLast(in: range) : cursor.seekFirst(in: range)
+        while more, let key = cursor.key {
+            guard try body(key, try cursor.value()) else { return }
+            more = try reverse ? cursor.previous() : cursor.next()
+            if more, let next = cursor.key, !(reverse ? range.isAboveLower(next) : range.isBelowUpper(next)) { return }
+        }
+    }
+
+    /// All entries in `range`, in order.
+    public func entries(in range: KeyRange = .all, limit: Int = .max) throws -> [(key: [UInt8], value: [UInt8])] {
+        var result: [(key: [UInt8], value: [UInt8])] = []
+        try forEach(in: range) { key, value in
+            result.append((key, value))
+            return result.count < limit
+        }
+        return result
+    }
+
+    /// The number of entries in `range`, counting whole leaves without decoding their cells.
+    /// O(log n + leaves in range).
+    public func count(in range: KeyRange) throws -> Int {
+        let cursor = try makeCursor()
+        return try cursor.countForward(in: range)
+    }
+}
+
+/// A range of keys: optional lower and upper bounds, each inclusive or exclusive.
+public struct KeyRange: Sendable, Equatable {
+    public struct Bound: Sendable, Equatable {
+        public var key: [UInt8]
+        public var inclusive: Bool
+        public init(_ key: [UInt8], inclusive: Bool) {
+            self.key = key
+            self.inclusive = inclusive
+        }
+    }
+
+    public var lower: Bound?
+    public var upper: Bound?
+
+    public init(lower: Bound? = nil, upper: Bound? = nil) {
+        self.lower = lower
+        self.upper = upper
+    }
+
+    public static let all = KeyRange()
+
+    /// Keys from `lower` (inclusive) to `upper` (exclusive).
+    public static func halfOpen(_ lower: [UInt8], _ upper: [UInt8]) -> KeyRange {
+        KeyRange(lower: Bound(lower, inclusive: true), upper: Bound(upper, inclusive: false))
+    }
+
+    /// Keys from `lower` to `upper`, both inclusive.
+    public static func closed(_ lower: [UInt8], _ upper: [UInt8]) -> KeyRange {
+        KeyRange(lower: Bound(lower, inclusive: true), upper: Bound(upper, inclusive: true))
+    }
+
+    /// Keys that start with `prefix`.
+    public static func prefix(_ prefix: [UInt8]) -> KeyRange {
+        var upper = prefix
+        // The smallest key greater than every key with this prefix: increment the last byte below 0xFF.
+        while let last = upper.last, last == 0xFF { upper.removeLast() }
+        guard !upper.isEmpty else { return KeyRange(lower: Bound(prefix, inclusive: true)) }
+        upper[upper.count - 1] += 1
+        return KeyRange(lower: Bound(prefix, inclusive: true), upper: Bound(upper, inclusive: false))
+    }
+
+    public func contains(_ key: [UInt8]) -> Bool { isAboveLower(key) && isBelowUpper(key) }
+
+    func isAboveLower(_ key: [UInt8]) -> Bool {
+        guard let lower else { return true }
+        let order = compareBytes(key, lower.key)
+        return order > 0 || (order == 0 && lower.inclusive)
+    }
+
+    func isBelowUpper(_ key: [UInt8]) -> Bool {
+        guard let upper else { return true }
+        let order = compareBytes(key, upper.key)
+        return order < 0 || (order == 0 && upper.inclusive)
+    }
+
+    func isBelowUpper(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard let upper else { return true }
+        let order = upper.key.withUnsafeBytes { compareBytes(key, $0) }
+        return order < 0 || (order == 0 && upper.inclusive)
+    }
+}

@@ -1,0 +1,82 @@
+extension WriteTransaction {
+    /// Whether this transaction changed anything.
+    public var hasChanges: Bool {
+        !dirty.isEmpty || !writtenEarly.isEmpty || !pendingFree.isEmpty || openTrees.values.contains { $0.isDirty }
+    }
+
+    /// Makes every change durable and visible to new readers, atomically.
+    ///
+    /// Protocol: write all new pages, `fdatasync`, write the meta page not used by the previous
+    /// commit (its transaction id is one higher), `fdatasync` again. A crash at any point leaves
+    /// either the previous state or, once the new meta page is on disk, the new one.
+    /// - Throws: any I/O error (the previous state stays current); `needsReopen` if the failure
+    ///   happened after the meta page write began. The writer lock is released in all cases.
+    public func commit() throws {
+        try ensureOpen()
+        defer { if !isClosed { release() } }
+        guard !failed else { throw ArborError.internalInconsistency("an earlier operation of this transaction failed; abort it") }
+        guard hasChanges || !reusable.isEmpty else { return }
+        committing = true
+
+        for box in openTrees.values where box.isDirty && !box.isDropped {
+            _ = try insert(catalogBox, Array(box.name.utf8), .inline(box.info.encoded()))
+        }
+        try writeFreelist()
+
+        let nodes = dirty.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let written = try writeNodes(nodes, keepImages: true)
+        try database.file.sync()
+
+        let newMeta = Meta(
+            txid: txid, pageSize: pageSize, flags: meta.flags, pageCount: pageCount,
+            catalog: catalogBox.info, freelist: freelistBox.info, freePages: freePages)
+        do {
+            try newMeta.image(number: PageID(txid % 2)).withUnsafeBytes {
+                try database.file.write($0, at: UInt64(txid % 2) * UInt64(pageSize))
+            }
+            try database.file.sync()
+        } catch {
+            database.poison()
+            throw error
+        }
+        // Only now may other transactions see the new pages: refresh the shared cache.
+        for id in writtenEarly { database.cache.remove(id) }
+        for page in written { database.cache.insert(page) }
+        database.finishCommit(newMeta)
+    }
+
+    /// Serializes nodes and writes them, coalescing consecutive page numbers into one write.
+    /// With `keepImages`, returns the written pages for the shared cache.
+    @discardableResult
+    func writeNodes(_ nodes: [(PageID, Node)], keepImages: Bool) throws -> [Page] {
+        var images: [Page] = []
+        guard !nodes.isEmpty else { return images }
+        let runLimit = 64
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize * runLimit, alignment: 8)
+        defer { buffer.deallocate() }
+        var index = 0
+        while index < nodes.count {
+            var runLength = 1
+            while index + runLength < nodes.count, runLength < runLimit,
+                  nodes[index + runLength].0 == nodes[index].0 + PageID(runLength) {
+                runLength += 1
+            }
+            for offset in 0..<runLength {
+                let (id, node) = nodes[index + offset]
+                guard node.byteSize <= pageSize else {
+                    throw ArborError.internalInconsistency("page \(id) holds \(node.byteSize) bytes")
+                }
+                let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[(offset * pageSize)..<((offset + 1) * pageSize)])
+                node.serialize(into: slice, id: id, txid: txid)
+                if keepImages {
+                    images.append(try Page.validated(id: id, image: UnsafeRawBufferPointer(slice), verifyChecksum: false))
+                }
+            }
+            try database.file.write(
+                UnsafeRawBufferPointer(rebasing: buffer[0..<(runLength * pageSize)]),
+                at: UInt64(nodes[index].0) * UInt64(pageSize))
+            index += runLength
+        }
+        return images
+    }
+}

@@ -1,0 +1,163 @@
+import ArborEngine
+import Synchronization
+
+/// The error a `SimulatedFile` throws when its planned crash point is reached.
+public struct SimulatedCrash: Error, Equatable {}
+
+/// How the contents of a crashed `SimulatedFile` are reconstructed.
+public enum CrashMode: CaseIterable, Sendable {
+    /// Every write since the last sync is lost.
+    case loseUnsynced
+    /// Unsynced writes reach the disk in order, but the last one is torn at a random byte.
+    case tearLastWrite
+    /// A random subset of the unsynced writes reaches the disk, in a random order.
+    case reorderUnsynced
+}
+
+/// An in-memory `StorageFile` that models a disk with a volatile write cache, for crash tests.
+///
+/// Writes land in a pending list until `sync()`; reads see them (as the OS page cache would).
+/// With `crashAfter = n`, the (n+1)-th write or sync throws `SimulatedCrash` and so does every
+/// later operation; `crashImage(mode:seed:)` then returns what the disk could hold afterwards.
+/// This is the fault-injection seam for ArborEngine, modelled on swift-system's mocking.
+public final class SimulatedFile: StorageFile, Sendable {
+    struct PendingWrite {
+        var offset: Int
+        var bytes: [UInt8]
+    }
+
+    struct State {
+        var durable: [UInt8]
+        var current: [UInt8]
+        var pending: [PendingWrite] = []
+        var operations = 0
+        var crashAfter: Int?
+        var crashed = false
+        var syncs = 0
+        var writes = 0
+    }
+
+    private let state: Mutex<State>
+
+    /// A file whose durable contents are `bytes`.
+    public init(bytes: [UInt8] = [], crashAfter: Int? = nil) {
+        state = Mutex(State(durable: bytes, current: bytes, crashAfter: crashAfter))
+    }
+
+    /// Writes plus syncs performed so far (the crash points a workload offers).
+    public var operationCount: Int { state.withLock { $0.operations } }
+    public var syncCount: Int { state.withLock { $0.syncs } }
+    public var writeCount: Int { state.withLock { $0.writes } }
+    public var hasCrashed: Bool { state.withLock { $0.crashed } }
+    /// The contents as readers currently see them.
+    public var currentBytes: [UInt8] { state.withLock { $0.current } }
+
+    private func step(_ state: inout State) throws {
+        if state.crashed { throw SimulatedCrash() }
+        if let limit = state.crashAfter, state.operations >= limit {
+            state.crashed = true
+            throw SimulatedCrash()
+        }
+        state.operations += 1
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        try state.withLock { state in
+            if state.crashed { throw SimulatedCrash() }
+            let start = Int(clamping: offset)
+            guard start < state.current.count else { return 0 }
+            let length = min(buffer.count, state.current.count - start)
+            state.current.withUnsafeBytes { source in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<(start + length)]))
+            }
+            return length
+        }
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        try state.withLock { state in
+            try step(&state)
+            state.writes += 1
+            let start = Int(offset)
+            Self.apply(&state.current, PendingWrite(offset: start, bytes: Array(bytes)))
+            state.pending.append(PendingWrite(offset: start, bytes: Array(bytes)))
+        }
+    }
+
+    public func sync() throws {
+        try state.withLock { state in
+            try step(&state)
+            state.syncs += 1
+            state.durable = state.current
+            state.pending.removeAll()
+        }
+    }
+
+    public func size() throws -> UInt64 {
+        try state.withLock { state in
+            if state.crashed { throw SimulatedCrash() }
+            return UInt64(state.current.count)
+        }
+    }
+
+    public func truncate(to size: UInt64) throws {
+        try state.withLock { state in
+            try step(&state)
+            let length = Int(size)
+            if length < state.current.count {
+                state.current.removeSubrange(length...)
+            } else {
+                state.current += [UInt8](repeating: 0, count: length - state.current.count)
+            }
+            state.durable = state.current  // modelled as durable: the engine never truncates in a commit
+            state.pending.removeAll()
+        }
+    }
+
+    /// What the disk may contain after the crash, under `mode`.
+    public func crashImage(mode: CrashMode, seed: UInt64) -> [UInt8] {
+        state.withLock { state in
+            var generator = SplitMix64(seed: seed)
+            var image = state.durable
+            switch mode {
+            case .loseUnsynced:
+                break
+            case .tearLastWrite:
+                for (index, write) in state.pending.enumerated() {
+                    if index == state.pending.count - 1 {
+                        let cut = Int(generator.next() % UInt64(max(write.bytes.count, 1)))
+                        Self.apply(&image, PendingWrite(offset: write.offset, bytes: Array(write.bytes[0..<cut])))
+                    } else {
+                        Self.apply(&image, write)
+                    }
+                }
+            case .reorderUnsynced:
+                var writes = state.pending
+                for index in writes.indices.reversed() where index > 0 {
+                    writes.swapAt(index, Int(generator.next() % UInt64(index + 1)))
+                }
+                for write in writes where generator.next() % 2 == 0 { Self.apply(&image, write) }
+            }
+            return image
+        }
+    }
+
+    private static func apply(_ image: inout [UInt8], _ write: PendingWrite) {
+        let end = write.offset + write.bytes.count
+        if end > image.count { image += [UInt8](repeating: 0, count: end - image.count) }
+        image.replaceSubrange(write.offset..<end, with: write.bytes)
+    }
+}
+
+/// A small deterministic random number generator for reproducible tests.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
