@@ -24,10 +24,13 @@ public final class SimulatedFile: StorageFile, Sendable {
     struct PendingWrite {
         var offset: Int
         var bytes: [UInt8]
+        /// What the write overwrote, and the file length before it: undoing every pending write
+        /// in reverse order yields the durable image without keeping a second copy of the file.
+        var previous: [UInt8] = []
+        var previousLength = 0
     }
 
     struct State {
-        var durable: [UInt8]
         var current: [UInt8]
         var pending: [PendingWrite] = []
         var operations = 0
@@ -41,7 +44,7 @@ public final class SimulatedFile: StorageFile, Sendable {
 
     /// A file whose durable contents are `bytes`.
     public init(bytes: [UInt8] = [], crashAfter: Int? = nil) {
-        state = Mutex(State(durable: bytes, current: bytes, crashAfter: crashAfter))
+        state = Mutex(State(current: bytes, crashAfter: crashAfter))
     }
 
     /// Writes plus syncs performed so far (the crash points a workload offers).
@@ -79,8 +82,12 @@ public final class SimulatedFile: StorageFile, Sendable {
             try step(&state)
             state.writes += 1
             let start = Int(offset)
-            Self.apply(&state.current, PendingWrite(offset: start, bytes: Array(bytes)))
-            state.pending.append(PendingWrite(offset: start, bytes: Array(bytes)))
+            var write = PendingWrite(offset: start, bytes: Array(bytes))
+            write.previousLength = state.current.count
+            let overlapEnd = min(start + bytes.count, state.current.count)
+            if start < overlapEnd { write.previous = Array(state.current[start..<overlapEnd]) }
+            Self.apply(&state.current, write)
+            state.pending.append(write)
         }
     }
 
@@ -88,7 +95,6 @@ public final class SimulatedFile: StorageFile, Sendable {
         try state.withLock { state in
             try step(&state)
             state.syncs += 1
-            state.durable = state.current
             state.pending.removeAll()
         }
     }
@@ -109,8 +115,7 @@ public final class SimulatedFile: StorageFile, Sendable {
             } else {
                 state.current += [UInt8](repeating: 0, count: length - state.current.count)
             }
-            state.durable = state.current  // modelled as durable: the engine never truncates in a commit
-            state.pending.removeAll()
+            state.pending.removeAll()  // modelled as durable: the engine never truncates in a commit
         }
     }
 
@@ -118,7 +123,11 @@ public final class SimulatedFile: StorageFile, Sendable {
     public func crashImage(mode: CrashMode, seed: UInt64) -> [UInt8] {
         state.withLock { state in
             var generator = SplitMix64(seed: seed)
-            var image = state.durable
+            var image = state.current
+            for write in state.pending.reversed() {
+                image.replaceSubrange(write.offset..<(write.offset + write.previous.count), with: write.previous)
+                if image.count > write.previousLength { image.removeSubrange(write.previousLength...) }
+            }
             switch mode {
             case .loseUnsynced:
                 break

@@ -1,0 +1,248 @@
+/// One component of a tuple key.
+public enum TupleValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case int8(Int8), int16(Int16), int32(Int32), int64(Int64)
+    case uint8(UInt8), uint16(UInt16), uint32(UInt32), uint64(UInt64)
+    case float(Float), double(Double)
+    /// A date as seconds since 1970-01-01T00:00:00Z (ordered like a Double).
+    case date(Double)
+    case string(String)
+    case bytes([UInt8])
+    /// A UUID's 16 bytes in their canonical order.
+    case uuid([UInt8])
+
+    /// The type tag that starts the component's encoding (ascending order).
+    public var tag: UInt8 {
+        switch self {
+        case .null: return 0x05
+        case .bool(let value): return value ? 0x11 : 0x10
+        case .int8: return 0x20
+        case .int16: return 0x21
+        case .int32: return 0x22
+        case .int64: return 0x23
+        case .uint8: return 0x24
+        case .uint16: return 0x25
+        case .uint32: return 0x26
+        case .uint64: return 0x27
+        case .float: return 0x30
+        case .double: return 0x31
+        case .date: return 0x38
+        case .string: return 0x40
+        case .bytes: return 0x50
+        case .uuid: return 0x60
+        }
+    }
+}
+
+/// A tuple component with its sort direction.
+public struct TupleComponent: Hashable, Sendable {
+    public var value: TupleValue
+    public var descending: Bool
+    public init(_ value: TupleValue, descending: Bool = false) {
+        self.value = value
+        self.descending = descending
+    }
+}
+
+/// The order-preserving encoding of composite keys (see Spec/file-format.md, "Tuple keys").
+///
+/// For tuples `a` and `b`, `memcmp` order of `encode(a)` and `encode(b)` equals
+/// `TupleKey.compare(a, b)`: components compare in turn; different types order by type tag;
+/// integers and floats numerically (Double: -inf < negatives < -0 < +0 < positives < +inf < NaN,
+/// all NaNs canonicalized); strings and bytes by their bytes, a prefix first; null first;
+/// a descending component reverses its order (every byte inverted). A tuple that is a prefix of
+/// another sorts first.
+public enum TupleKey {
+    static let escape: UInt8 = 0xFF
+    static let terminator: UInt8 = 0x01
+
+    /// Encodes ascending components.
+    public static func encode(_ values: [TupleValue]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(values.count * 9)
+        for value in values { append(value, descending: false, to: &output) }
+        return output
+    }
+
+    /// Encodes components with their directions.
+    public static func encode(_ components: [TupleComponent]) -> [UInt8] {
+        var output: [UInt8] = []
+        for component in components { append(component.value, descending: component.descending, to: &output) }
+        return output
+    }
+
+    /// Appends one component to `output`.
+    public static func append(_ value: TupleValue, descending: Bool, to output: inout [UInt8]) {
+        let start = output.count
+        output.append(value.tag)
+        switch value {
+        case .null, .bool: break
+        case .int8(let v): appendBigEndian(UInt8(bitPattern: v) ^ 0x80, &output)
+        case .int16(let v): appendBigEndian(UInt16(bitPattern: v) ^ 0x8000, &output)
+        case .int32(let v): appendBigEndian(UInt32(bitPattern: v) ^ 0x8000_0000, &output)
+        case .int64(let v): appendBigEndian(UInt64(bitPattern: v) ^ 0x8000_0000_0000_0000, &output)
+        case .uint8(let v): appendBigEndian(v, &output)
+        case .uint16(let v): appendBigEndian(v, &output)
+        case .uint32(let v): appendBigEndian(v, &output)
+        case .uint64(let v): appendBigEndian(v, &output)
+        case .float(let v):
+            let bits = v.isNaN ? Float.nan.bitPattern : v.bitPattern
+            appendBigEndian(bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000, &output)
+        case .double(let v), .date(let v):
+            appendBigEndian(orderedBits(v), &output)
+        case .string(let v): appendEscaped(v.utf8, &output)
+        case .bytes(let v): appendEscaped(v, &output)
+        case .uuid(let v):
+            var bytes = Array(v.prefix(16))
+            if bytes.count < 16 { bytes += [UInt8](repeating: 0, count: 16 - bytes.count) }
+            output += bytes
+        }
+        if descending {
+            for index in start..<output.count { output[index] = ~output[index] }
+        }
+    }
+
+    static func orderedBits(_ value: Double) -> UInt64 {
+        let bits = value.isNaN ? Double.nan.bitPattern : value.bitPattern
+        return bits & 0x8000_0000_0000_0000 != 0 ? ~bits : bits | 0x8000_0000_0000_0000
+    }
+
+    private static func appendBigEndian<T: FixedWidthInteger>(_ value: T, _ output: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { output.append(contentsOf: $0) }
+    }
+
+    private static func appendEscaped<S: Sequence>(_ bytes: S, _ output: inout [UInt8]) where S.Element == UInt8 {
+        for byte in bytes {
+            output.append(byte)
+            if byte == 0 { output.append(escape) }
+        }
+        output.append(0)
+        output.append(terminator)
+    }
+
+    // MARK: Decoding
+
+    /// Decodes a key produced by `encode`, with each component's direction.
+    /// - Throws: `malformedTupleKey` with the byte offset and what is wrong.
+    public static func decodeComponents(_ bytes: [UInt8]) throws -> [TupleComponent] {
+        var components: [TupleComponent] = []
+        var position = 0
+        while position < bytes.count {
+            let descending = bytes[position] >= 0x80
+            let flip: UInt8 = descending ? 0xFF : 0
+            func byte(_ index: Int) throws -> UInt8 {
+                guard index < bytes.count else {
+                    throw ArborError.malformedTupleKey(offset: index, detail: "key ends inside a component")
+                }
+                return bytes[index] ^ flip
+            }
+            func fixed<T: FixedWidthInteger>(_: T.Type) throws -> T {
+                let size = MemoryLayout<T>.size
+                var value: T = 0
+                for index in 0..<size { value = value << 8 | T(try byte(position + 1 + index)) }
+                position += 1 + size
+                return value
+            }
+            func escaped() throws -> [UInt8] {
+                var result: [UInt8] = []
+                var index = position + 1
+                while true {
+                    let current = try byte(index)
+                    if current == 0 {
+                        let next = try byte(index + 1)
+                        if next == terminator { break }
+                        guard next == escape else {
+                            throw ArborError.malformedTupleKey(offset: index + 1, detail: "invalid escape byte \(next)")
+                        }
+                        result.append(0)
+                        index += 2
+                    } else {
+                        result.append(current)
+                        index += 1
+                    }
+                }
+                position = index + 2
+                return result
+            }
+            let tag = try byte(position)
+            let value: TupleValue
+            switch tag {
+            case 0x05: value = .null; position += 1
+            case 0x10: value = .bool(false); position += 1
+            case 0x11: value = .bool(true); position += 1
+            case 0x20: value = .int8(Int8(bitPattern: try fixed(UInt8.self) ^ 0x80))
+            case 0x21: value = .int16(Int16(bitPattern: try fixed(UInt16.self) ^ 0x8000))
+            case 0x22: value = .int32(Int32(bitPattern: try fixed(UInt32.self) ^ 0x8000_0000))
+            case 0x23: value = .int64(Int64(bitPattern: try fixed(UInt64.self) ^ 0x8000_0000_0000_0000))
+            case 0x24: value = .uint8(try fixed(UInt8.self))
+            case 0x25: value = .uint16(try fixed(UInt16.self))
+            case 0x26: value = .uint32(try fixed(UInt32.self))
+            case 0x27: value = .uint64(try fixed(UInt64.self))
+            case 0x30:
+                let bits = try fixed(UInt32.self)
+                value = .float(Float(bitPattern: bits & 0x8000_0000 != 0 ? bits & 0x7FFF_FFFF : ~bits))
+            case 0x31, 0x38:
+                let bits = try fixed(UInt64.self)
+                let double = Double(bitPattern: bits & 0x8000_0000_0000_0000 != 0 ? bits & 0x7FFF_FFFF_FFFF_FFFF : ~bits)
+                value = tag == 0x31 ? .double(double) : .date(double)
+            case 0x40:
+                let start = position
+                guard let string = String(validating: try escaped(), as: UTF8.self) else {
+                    throw ArborError.malformedTupleKey(offset: start, detail: "string is not valid UTF-8")
+                }
+                value = .string(string)
+            case 0x50: value = .bytes(try escaped())
+            case 0x60:
+                var uuid: [UInt8] = []
+                for index in 0..<16 { uuid.append(try byte(position + 1 + index)) }
+                position += 17
+                value = .uuid(uuid)
+            default:
+                throw ArborError.malformedTupleKey(offset: position, detail: "unknown type tag \(tag)")
+            }
+            components.append(TupleComponent(value, descending: descending))
+        }
+        return components
+    }
+
+    /// Decodes a key's values (directions dropped).
+    public static func decode(_ bytes: [UInt8]) throws -> [TupleValue] {
+        try decodeComponents(bytes).map(\.value)
+    }
+
+    // MARK: Reference order
+
+    /// The order the encoding preserves, defined on values (used by tests and documentation).
+    public static func compare(_ a: [TupleComponent], _ b: [TupleComponent]) -> Int {
+        for (left, right) in zip(a, b) {
+            var order = compare(left.value, right.value)
+            // Components of different direction compare by their first (inverted or not) byte.
+            if left.descending != right.descending { order = left.descending ? 1 : -1 }
+            else if left.descending { order = -order }
+            if order != 0 { return order }
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
+    /// Compares two values: by type tag, then by value.
+    public static func compare(_ a: TupleValue, _ b: TupleValue) -> Int {
+        if a.tag != b.tag { return a.tag < b.tag ? -1 : 1 }
+        func order<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x == y ? 0 : 1) }
+        switch (a, b) {
+        case (.int8(let x), .int8(let y)): return order(x, y)
+        case (.int16(let x), .int16(let y)): return order(x, y)
+        case (.int32(let x), .int32(let y)): return order(x, y)
+        case (.int64(let x), .int64(let y)): return order(x, y)
+        case (.uint8(let x), .uint8(let y)): return order(x, y)
+        case (.uint16(let x), .uint16(let y)): return order(x, y)
+        case (.uint32(let x), .uint32(let y)): return order(x, y)
+        case (.uint64(let x), .uint64(let y)): return order(x, y)
+        case (.float(let x), .float(let y)): return order(orderedBits(Double(x)), orderedBits(Double(y)))
+        case (.double(let x), .double(let y)), (.date(let x), .date(let y)): return order(orderedBits(x), orderedBits(y))
+        case (.string(let x), .string(let y)): return compareBytes(Array(x.utf8), Array(y.utf8)).signum()
+        case (.bytes(let x), .bytes(let y)), (.uuid(let x), .uuid(let y)): return compareBytes(x, y).signum()
+        default: return 0  // null, and bools (their tag already orders them)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import ArborEngine
+import ArborEngineTestSupport
+import Testing
+
+@Suite("Order-preserving tuple keys")
+struct TupleKeyTests {
+    static func randomValue(_ g: inout SplitMix64) -> TupleValue {
+        let specials: [Double] = [-.infinity, -1e300, -1, -Double.leastNonzeroMagnitude, -0.0, 0.0,
+                                  Double.leastNonzeroMagnitude, 1, 1e300, .infinity, .nan]
+        switch g.next() % 14 {
+        case 0: return .null
+        case 1: return .bool(g.next() % 2 == 0)
+        case 2: return .int8(Int8(truncatingIfNeeded: g.next()))
+        case 3: return .int16(Int16(truncatingIfNeeded: g.next()))
+        case 4: return .int32(Int32(truncatingIfNeeded: g.next() % 7 == 0 ? 0 : g.next()))
+        case 5: return .int64(Int64(bitPattern: g.next() % 5 == 0 ? g.next() % 4 : g.next()))
+        case 6: return .uint64(g.next() % 3 == 0 ? g.next() % 3 : g.next())
+        case 7: return .double(g.next() % 2 == 0 ? specials[Int(g.next() % UInt64(specials.count))]
+                                : Double(bitPattern: g.next()))
+        case 8: return .float(Float(bitPattern: UInt32(truncatingIfNeeded: g.next())))
+        case 9: return .date(Double(Int64(g.next() % 200_000)) - 100_000)
+        case 10, 11:
+            let alphabet: [String] = ["", "a", "b", "\u{0}", "\u{1}", "é", "ß", "z", "\u{FF}", "😀", "ab"]
+            return .string((0..<Int(g.next() % 4)).map { _ in alphabet[Int(g.next() % UInt64(alphabet.count))] }.joined())
+        case 12: return .bytes((0..<Int(g.next() % 5)).map { _ in [0, 1, 0xFE, 0xFF, 7][Int(g.next() % 5)] })
+        default: return .uuid((0..<16).map { _ in UInt8(truncatingIfNeeded: g.next() % 3) })
+        }
+    }
+
+    static func randomTuple(_ g: inout SplitMix64) -> [TupleComponent] {
+        (0..<Int(g.next() % 4)).map { _ in TupleComponent(randomValue(&g), descending: g.next() % 4 == 0) }
+    }
+
+    @Test("memcmp of encodings orders like the values, for random pairs")
+    func orderIsPreserved() {
+        var g = SplitMix64(seed: 7)
+        for _ in 0..<20_000 {
+            let a = Self.randomTuple(&g), b = g.next() % 3 == 0 ? Self.randomTuple(&g) : Self.mutate(Self.randomTuple(&g), &g)
+            let byBytes = Self.sign(TupleKey.encode(a), TupleKey.encode(b))
+            let byValues = TupleKey.compare(a, b).signum()
+            #expect(byBytes == byValues, "\(a) vs \(b)")
+        }
+    }
+
+    static func mutate(_ tuple: [TupleComponent], _ g: inout SplitMix64) -> [TupleComponent] {
+        var copy = tuple
+        if !copy.isEmpty && g.next() % 2 == 0 { copy.removeLast() } else { copy.append(TupleComponent(randomValue(&g))) }
+        return copy
+    }
+
+    static func sign(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+    }
+
+    @Test("decoding returns the original values and directions")
+    func roundTrip() throws {
+        var g = SplitMix64(seed: 8)
+        for _ in 0..<5_000 {
+            let tuple = Self.randomTuple(&g)
+            let decoded = try TupleKey.decodeComponents(TupleKey.encode(tuple))
+            #expect(decoded.count == tuple.count)
+            for (original, back) in zip(tuple, decoded) {
+                #expect(original.descending == back.descending)
+                if case .double(let x) = original.value, x.isNaN, case .double(let y) = back.value {
+                    #expect(y.isNaN)
+                } else if case .float(let x) = original.value, x.isNaN, case .float(let y) = back.value {
+                    #expect(y.isNaN)
+                } else {
+                    #expect(original.value == back.value)
+                }
+            }
+        }
+    }
+
+    @Test("documented double order: -inf < negatives < -0 < +0 < positives < +inf < NaN")
+    func doubleOrder() {
+        let ordered: [Double] = [-.infinity, -5, -Double.leastNonzeroMagnitude, -0.0, 0.0, Double.leastNonzeroMagnitude, 5, .infinity, .nan]
+        let encoded = ordered.map { TupleKey.encode([.double($0)]) }
+        for index in 1..<encoded.count { #expect(encoded[index - 1].lexicographicallyPrecedes(encoded[index])) }
+    }
+
+    @Test("strings: embedded NUL is escaped, a prefix sorts first, null sorts before everything")
+    func stringsAndNull() {
+        let a = TupleKey.encode([.string("ab")]), b = TupleKey.encode([.string("abc")])
+        let nul = TupleKey.encode([.string("ab\u{0}")])
+        #expect(a.lexicographicallyPrecedes(nul) && nul.lexicographicallyPrecedes(b))
+        #expect(TupleKey.encode([.null]).lexicographicallyPrecedes(TupleKey.encode([.bool(false)])))
+        #expect(TupleKey.encode([.int64(-1)]).lexicographicallyPrecedes(TupleKey.encode([.int64(0)])))
+    }
+
+    @Test("malformed keys give errors, not crashes")
+    func malformed() {
+        for bytes: [UInt8] in [[0x23, 1, 2], [0x40, 0x61, 0x00], [0x40, 0x00, 0x07], [0x99], [0x60, 1], [0x40, 0xC3, 0x28, 0x00, 0x01]] {
+            #expect(throws: ArborError.self) { try TupleKey.decode(bytes) }
+        }
+    }
+}
