@@ -133,8 +133,11 @@ struct Meta: Equatable, Sendable {
     static func readCurrent(from file: StorageFile, path: String) throws -> Meta {
         let fileSize = try file.size()
         guard fileSize >= UInt64(Limits.minPageSize) else {
-            throw fileSize == 0 ? ArborError.notAnArborFile(path: path)
-                : ArborError.truncatedFile(expectedBytes: UInt64(2 * Limits.minPageSize), actualBytes: fileSize)
+            // Too short for a meta page: truncated if it starts like one, otherwise foreign.
+            var start = [UInt8](repeating: 0, count: Offset.magic + 8)
+            let read = try start.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+            guard read == start.count, Array(start[Offset.magic...]) == magic else { throw ArborError.notAnArborFile(path: path) }
+            throw ArborError.truncatedFile(expectedBytes: UInt64(2 * Limits.minPageSize), actualBytes: fileSize)
         }
         var candidates: [Meta] = []
         var problems: [ArborError] = []
