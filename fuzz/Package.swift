@@ -1,0 +1,20 @@
+// swift-tools-version:6.0
+// libFuzzer targets for ArborEngine. Built and run by `make fuzz` (see ../Makefile):
+//   swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address ...
+// A separate package so the main package's `swift build` never links a fuzzer entry point.
+import PackageDescription
+
+let package = Package(
+    name: "ArborFuzz",
+    dependencies: [.package(name: "Arbor", path: "..")],
+    targets: [
+        .executableTarget(name: "FuzzFileOpen", dependencies: [.product(name: "ArborEngineTestSupport", package: "Arbor")]),
+        .executableTarget(name: "FuzzDecode", dependencies: [.product(name: "ArborEngineTestSupport", package: "Arbor")]),
+        .executableTarget(name: "FuzzOperations", dependencies: [.product(name: "ArborEngineTestSupport", package: "Arbor")]),
+        // Writes the seed corpora (real store files, keys, operation sequences); run once, commit the output.
+        .executableTarget(name: "MakeSeeds", dependencies: [
+            .product(name: "ArborEngine", package: "Arbor"), .product(name: "ArborEngineTestSupport", package: "Arbor"),
+        ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

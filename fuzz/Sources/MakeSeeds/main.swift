@@ -1,0 +1,58 @@
+import ArborEngine
+import ArborEngineTestSupport
+import Foundation
+
+// Writes seed corpora under fuzz/corpus/<Target>/ (run from the repository root).
+let root = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "fuzz/corpus"
+
+func write(_ target: String, _ name: String, _ bytes: [UInt8]) throws {
+    let directory = root + "/" + target
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name))
+}
+
+// Real store files written by the engine, with the smallest page size.
+for (index, entries) in [0, 3, 60, 400].enumerated() {
+    let file = SimulatedFile()
+    let db = try Database.open(file: file)
+    try db.update { tx in
+        let tree = try tx.createTree("stops")
+        for i in 0..<entries { try tree.put(TupleKey.encode([.int64(Int64(i)), .string("s\(i)")]), Array("stop \(i)".utf8)) }
+        if entries > 100 { try tx.createTree("blob").put([1], [UInt8](repeating: 7, count: 6000)) }
+    }
+    if entries > 50 {
+        try db.update { tx in for i in stride(from: 0, to: entries, by: 3) { try tx.tree("stops").delete(TupleKey.encode([.int64(Int64(i)), .string("s\(i)")])) } }
+    }
+    try write("FuzzFileOpen", "store-\(index)", file.currentBytes)
+}
+// A compacted, compressed file.
+let tmp = NSTemporaryDirectory() + "arbor-seed-\(getpid())"
+let source = try Database.open(path: tmp + ".arbor")
+try source.update { tx in
+    let tree = try tx.createTreeIfMissing("names")
+    for i in 0..<300 { try tree.put(TupleKey.encode([.string("Haltestelle \(i)")]), Array("U Görlitzer Bahnhof \(i)".utf8)) }
+}
+try source.compact(to: tmp + "-packed.arbor", compress: true)
+try write("FuzzFileOpen", "compressed", Array(try Data(contentsOf: URL(fileURLWithPath: tmp + "-packed.arbor"))))
+for suffix in [".arbor", ".arbor-lock", "-packed.arbor"] { unlink(tmp + suffix) }
+
+// Tuple keys and pages.
+try write("FuzzDecode", "tuple-mixed", TupleKey.encode([.int64(-5), .string("a\u{0}b"), .double(-0.0), .null, .bool(true)]))
+try write("FuzzDecode", "tuple-desc", TupleKey.encode([TupleComponent(.string("zz"), descending: true), TupleComponent(.uuid(Array(repeating: 3, count: 16)))]))
+let pageFile = SimulatedFile()
+let pageDB = try Database.open(file: pageFile)
+try pageDB.update { tx in
+    let tree = try tx.createTree("t")
+    for i in 0..<500 { try tree.put(TupleKey.encode([.int32(Int32(i))]), Array("value \(i)".utf8)) }
+}
+let image = pageFile.currentBytes
+for page in 2..<min(6, image.count / 4096) {
+    try write("FuzzDecode", "page-\(page)", Array(image[(page * 4096)..<((page + 1) * 4096)]))
+}
+
+// Operation sequences.
+var generator = SplitMix64(seed: 99)
+for index in 0..<4 {
+    try write("FuzzOperations", "ops-\(index)", (0..<(400 * (index + 1))).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+}
+print("seeds written to \(root)")
