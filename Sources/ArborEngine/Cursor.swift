@@ -151,6 +151,46 @@ public final class Cursor {
         return range.isAboveLower(key)
     }
 
+    /// Visits the entries of `range` in order, a leaf at a time, without copying keys or values.
+    /// The upper (or, in reverse, lower) bound is compared per key only in the leaf where it ends.
+    func scan(in range: KeyRange, reverse: Bool,
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        guard try reverse ? seekLast(in: range) : seekFirst(in: range) else { return }
+        while let top = stack.last, isPositioned {
+            let ref = top.ref
+            let edge = reverse ? 0 : ref.count - 1
+            let boundInside = ref.withKey(edge) { key in
+                reverse ? !range.isAboveLower(key) : !range.isBelowUpper(key)
+            }
+            var index = top.index
+            while reverse ? index >= 0 : index < ref.count {
+                let keepGoing = try ref.withKey(index) { key -> Bool in
+                    if boundInside && !(reverse ? range.isAboveLower(key) : range.isBelowUpper(key)) { return false }
+                    return try withValue(ref, index) { value in try body(key, value) }
+                }
+                guard keepGoing else { return }
+                index += reverse ? -1 : 1
+            }
+            if boundInside { return }
+            stack[stack.count - 1].index = edge
+            guard try reverse ? previous() : next() else { return }
+        }
+    }
+
+    /// Calls `body` with the value bytes of leaf cell `index`, reading an overflow chain if needed.
+    private func withValue<R>(_ ref: NodeRef, _ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        switch ref {
+        case .page(let page):
+            if let result = try page.withInlineValue(index, { try $0.map(body) }) { return result }
+            return try transaction.resolve(page.leafValue(index)).withUnsafeBytes(body)
+        case .node(let node):
+            switch node.values[index] {
+            case .inline(let bytes): return try bytes.withUnsafeBytes(body)
+            case .overflow(let overflow): return try transaction.readOverflow(overflow).withUnsafeBytes(body)
+            }
+        }
+    }
+
     /// Counts the entries in `range` from the cursor's start, a whole leaf at a time.
     func countForward(in range: KeyRange) throws -> Int {
         guard try seekFirst(in: range) else { return 0 }

@@ -44,17 +44,20 @@ public struct Tree {
         return Cursor(transaction: transaction, box: box)
     }
 
-    /// Calls `body` for each entry in `range` (ascending, or descending with `reverse`) until it returns false.
-    /// Values in overflow pages are read only for the entries visited.
+    /// Calls `body` for each entry in `range` (ascending, or descending with `reverse`) until it
+    /// returns false. Values in overflow pages are read only for the entries visited.
+    /// - Complexity: O(log n) to find the start, then amortized O(1) per entry.
     public func forEach(in range: KeyRange = .all, reverse: Bool = false,
                         _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Bool) throws {
+        try forEachUnsafe(in: range, reverse: reverse) { key, value in try body(Array(key), Array(value)) }
+    }
+
+    /// Like `forEach`, without copying: `key` and `value` point into the page and are valid only
+    /// during the call. The fastest way to scan.
+    public func forEachUnsafe(in range: KeyRange = .all, reverse: Bool = false,
+                              _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
         let cursor = try makeCursor()
-        var more = try reverse ? cursor.seekLast(in: range) : cursor.seekFirst(in: range)
-        while more, let key = cursor.key {
-            guard try body(key, try cursor.value()) else { return }
-            more = try reverse ? cursor.previous() : cursor.next()
-            if more, let next = cursor.key, !(reverse ? range.isAboveLower(next) : range.isBelowUpper(next)) { return }
-        }
+        try cursor.scan(in: range, reverse: reverse, body)
     }
 
     /// All entries in `range`, in order.
@@ -128,6 +131,12 @@ public struct KeyRange: Sendable, Equatable {
         guard let upper else { return true }
         let order = compareBytes(key, upper.key)
         return order < 0 || (order == 0 && upper.inclusive)
+    }
+
+    func isAboveLower(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard let lower else { return true }
+        let order = lower.key.withUnsafeBytes { compareBytes(key, $0) }
+        return order > 0 || (order == 0 && lower.inclusive)
     }
 
     func isBelowUpper(_ key: UnsafeRawBufferPointer) -> Bool {

@@ -1,0 +1,121 @@
+import ArborEngine
+import ArgumentParser
+import Foundation
+import GRDB
+
+/// `arbor-bench engine`: the storage engine against SQLite (GRDB, a WITHOUT ROWID table with a
+/// BLOB primary key, WAL, synchronous=NORMAL) on N entries of 16-byte keys and 100-byte values.
+struct EngineBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "engine",
+        abstract: "ArborEngine vs SQLite: bulk and random insert, point gets, scans, ranges, small commits.",
+        discussion: "Example: swift run -c release arbor-bench engine --entries 1000000 --json engine.json")
+
+    @Option(help: "Entries to insert.") var entries = 1_000_000
+    @Option(help: "Page cache for both engines, MiB.") var cacheMiB = 64
+    @Option(help: "Random point gets per round (5 rounds).") var gets = 200_000
+    @Option(help: "Range scans of 100 entries per round (5 rounds).") var ranges = 10_000
+    @Option(help: "Small commits (one put each).") var commits = 10_000
+    @Option(help: "Directory for the database files.") var directory = NSTemporaryDirectory() + "arbor-bench"
+    @Option(help: "Write the results as JSON to this path.") var json: String?
+
+    func run() throws {
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let data = Dataset(count: entries, seed: 42)
+        var report = BenchReport()
+        print("engine benchmark: \(entries) entries (16-byte keys, 100-byte values), cache \(cacheMiB) MiB, in \(directory)")
+
+        let arbor = ArborSide(directory: directory, cacheMiB: cacheMiB)
+        let sqlite = try SQLiteSide(directory: directory, cacheMiB: cacheMiB)
+
+        // 1. Sequential insert (keys in order), one transaction.
+        let arborSequential = try arbor.insert(data, order: data.sortedOrder, name: "sequential")
+        let sqliteSequential = try sqlite.insert(data, order: data.sortedOrder, name: "sequential")
+        report.results.append(.init(name: "sequential insert, 1 transaction", arbor: arborSequential.seconds * 1000,
+                                    sqlite: sqliteSequential.seconds * 1000, unit: "ms"))
+        // 2. Random insert, one transaction.
+        let arborRandom = try arbor.insert(data, order: data.randomOrder, name: "random")
+        let sqliteRandom = try sqlite.insert(data, order: data.randomOrder, name: "random")
+        report.results.append(.init(name: "random insert, 1 transaction", arbor: arborRandom.seconds * 1000,
+                                    sqlite: sqliteRandom.seconds * 1000, unit: "ms"))
+        report.results.append(.init(name: "peak memory growth, random insert", arbor: arborRandom.peakGrowthMiB,
+                                    sqlite: sqliteRandom.peakGrowthMiB, unit: "MiB"))
+        report.results.append(.init(name: "file size after random insert", arbor: arborRandom.fileMiB,
+                                    sqlite: sqliteRandom.fileMiB, unit: "MiB"))
+
+        // Reads run on the randomly built stores (realistic fill).
+        var probe = SplitMix(state: 7)
+        let getKeys = (0..<gets).map { _ in Int(probe.next() % UInt64(entries)) }
+        let rangeStarts = (0..<ranges).map { _ in Int(probe.next() % UInt64(entries)) }
+
+        // 3. Random point gets.
+        let arborGets = try (0..<5).map { _ in try arbor.gets(data, getKeys, name: "random") / Double(gets) * 1e6 }
+        let sqliteGets = try (0..<5).map { _ in try sqlite.gets(data, getKeys, name: "random") / Double(gets) * 1e6 }
+        report.results.append(.init(name: "random point get (median of 5)", arbor: Clock.median(arborGets),
+                                    sqlite: Clock.median(sqliteGets), unit: "µs/op"))
+        report.results.append(.init(name: "random point get (p95 of 5 rounds)", arbor: Clock.percentile(arborGets, 0.95),
+                                    sqlite: Clock.percentile(sqliteGets, 0.95), unit: "µs/op"))
+        // 4. Full scan.
+        let arborScan = try (0..<3).map { _ in try arbor.fullScan(name: "random", expected: entries) * 1000 }
+        let sqliteScan = try (0..<3).map { _ in try sqlite.fullScan(name: "random", expected: entries) * 1000 }
+        report.results.append(.init(name: "full scan (median of 3)", arbor: Clock.median(arborScan),
+                                    sqlite: Clock.median(sqliteScan), unit: "ms"))
+        // 5. Range scans of 100 entries.
+        let arborRanges = try (0..<5).map { _ in try arbor.ranges(data, rangeStarts, name: "random") / Double(ranges) * 1e6 }
+        let sqliteRanges = try (0..<5).map { _ in try sqlite.ranges(data, rangeStarts, name: "random") / Double(ranges) * 1e6 }
+        report.results.append(.init(name: "range scan of 100 entries (median of 5)", arbor: Clock.median(arborRanges),
+                                    sqlite: Clock.median(sqliteRanges), unit: "µs/op"))
+        // 6. Small commits.
+        let arborCommits = try arbor.smallCommits(commits, name: "random")
+        let sqliteCommits = try sqlite.smallCommits(commits, name: "random", synchronous: "NORMAL")
+        let sqliteFullCommits = try sqlite.smallCommits(commits, name: "random", synchronous: "FULL")
+        report.results.append(.init(name: "\(commits) small commits (sqlite NORMAL)", arbor: arborCommits * 1000,
+                                    sqlite: sqliteCommits * 1000, unit: "ms"))
+        report.results.append(.init(name: "\(commits) small commits (sqlite FULL)", arbor: arborCommits * 1000,
+                                    sqlite: sqliteFullCommits * 1000, unit: "ms"))
+
+        report.printTable()
+        if let json { try report.write(json: json) }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// N distinct random 16-byte keys and deterministic 100-byte values, stored flat.
+struct Dataset {
+    let count: Int
+    let keyBytes: [UInt8]
+    let valuePattern: [UInt8]
+    let sortedOrder: [Int]
+    let randomOrder: [Int]
+
+    init(count: Int, seed: UInt64) {
+        self.count = count
+        var generator = SplitMix(state: seed)
+        var keys = [UInt8](repeating: 0, count: count * 16)
+        for index in 0..<count {
+            // 8 random bytes then the index: distinct keys, uniformly spread.
+            var random = generator.next()
+            var ordinal = UInt64(index).bigEndian
+            withUnsafeBytes(of: &random) { for b in 0..<8 { keys[index * 16 + b] = $0[b] } }
+            withUnsafeBytes(of: &ordinal) { for b in 0..<8 { keys[index * 16 + 8 + b] = $0[b] } }
+        }
+        keyBytes = keys
+        valuePattern = (0..<356).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 17) }
+        sortedOrder = (0..<count).sorted { a, b in
+            keys[(a * 16)..<(a * 16 + 16)].lexicographicallyPrecedes(keys[(b * 16)..<(b * 16 + 16)])
+        }
+        var shuffled = Array(0..<count)
+        shuffled.shuffle(using: &generator)
+        randomOrder = shuffled
+    }
+
+    func key(_ index: Int) -> [UInt8] { Array(keyBytes[(index * 16)..<(index * 16 + 16)]) }
+    func value(_ index: Int) -> [UInt8] { Array(valuePattern[(index % 256)..<(index % 256 + 100)]) }
+}
+
+struct InsertResult {
+    var seconds: Double
+    var peakGrowthMiB: Double
+    var fileMiB: Double
+}
