@@ -162,32 +162,34 @@ public final class Cursor {
             let boundInside = ref.withKey(edge) { key in
                 reverse ? !range.isAboveLower(key) : !range.isBelowUpper(key)
             }
+            let step = reverse ? -1 : 1
+            let end = reverse ? -1 : ref.count
+            // One visit per entry: parse the cell once, check the bound only where it can fall.
+            func visit(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+                if boundInside && !(reverse ? range.isAboveLower(key) : range.isBelowUpper(key)) { return false }
+                return try body(key, value)
+            }
             var index = top.index
-            while reverse ? index >= 0 : index < ref.count {
-                let keepGoing = try ref.withKey(index) { key -> Bool in
-                    if boundInside && !(reverse ? range.isAboveLower(key) : range.isBelowUpper(key)) { return false }
-                    return try withValue(ref, index) { value in try body(key, value) }
+            switch ref {
+            case .page(let page):
+                while index != end {
+                    let keepGoing = try page.withLeafEntry(index) { key, inline -> Bool in
+                        if let inline { return try visit(key, inline) }
+                        return try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try visit(key, $0) }
+                    }
+                    guard keepGoing else { return }
+                    index += step
                 }
-                guard keepGoing else { return }
-                index += reverse ? -1 : 1
+            case .node(let node):
+                while index != end {
+                    let value = try transaction.resolve(node.values[index])
+                    guard try node.keys[index].withUnsafeBytes({ key in try value.withUnsafeBytes { try visit(key, $0) } }) else { return }
+                    index += step
+                }
             }
             if boundInside { return }
             stack[stack.count - 1].index = edge
             guard try reverse ? previous() : next() else { return }
-        }
-    }
-
-    /// Calls `body` with the value bytes of leaf cell `index`, reading an overflow chain if needed.
-    private func withValue<R>(_ ref: NodeRef, _ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        switch ref {
-        case .page(let page):
-            if let result = try page.withInlineValue(index, { try $0.map(body) }) { return result }
-            return try transaction.resolve(page.leafValue(index)).withUnsafeBytes(body)
-        case .node(let node):
-            switch node.values[index] {
-            case .inline(let bytes): return try bytes.withUnsafeBytes(body)
-            case .overflow(let overflow): return try transaction.readOverflow(overflow).withUnsafeBytes(body)
-            }
         }
     }
 

@@ -29,6 +29,8 @@ public final class Database: Sendable {
         public var create: Bool = true
         /// Use a lock file for the cross-process writer lock and reader table.
         public var useLockFile: Bool = true
+        /// When a commit becomes durable.
+        public var durability: Durability = .full
 
         public init(pageSize: Int = Limits.defaultPageSize, cacheBytes: Int = 64 << 20, readOnly: Bool = false) {
             self.pageSize = pageSize
@@ -37,9 +39,22 @@ public final class Database: Sendable {
         }
     }
 
+    /// When a commit reaches stable storage. Both modes keep every commit atomic: after a crash or
+    /// power loss the file opens at a committed state, never a torn one.
+    public enum Durability: Sendable {
+        /// Two `fdatasync`s per commit; a commit is durable when `commit()` returns.
+        case full
+        /// One `fdatasync` per commit: a commit's meta page reaches the disk with the next commit's
+        /// sync (or `sync()`, or closing the database), so a power loss may undo the last commit.
+        /// Like SQLite's `synchronous=NORMAL` in WAL mode or LMDB's `MDB_NOMETASYNC`.
+        case deferredMetaSync
+    }
+
     struct State {
         var meta: Meta
         var poisoned = false
+        /// The newest meta page was written but not yet synced (deferred durability).
+        var metaUnsynced = false
     }
 
     let file: StorageFile
@@ -124,8 +139,12 @@ public final class Database: Sendable {
         try registry.lockWriter()
         do {
             let meta = try refreshMetaForWriter()
+            // Pages freed by the newest commit stay untouched until the commit after it: its meta
+            // page may not be durable yet (deferred durability, possibly in another process), and
+            // a crash would then fall back to the state that still references them.
             let oldest = try registry.oldestSnapshot() ?? meta.txid
-            return WriteTransaction(database: self, meta: meta, reuseLimit: min(oldest, meta.txid))
+            let reuseLimit = min(oldest, meta.txid == 0 ? 0 : meta.txid - 1)
+            return WriteTransaction(database: self, meta: meta, reuseLimit: reuseLimit)
         } catch {
             registry.unlockWriter()
             throw error
@@ -182,8 +201,22 @@ public final class Database: Sendable {
         return meta
     }
 
-    func finishCommit(_ meta: Meta) {
-        state.withLock { $0.meta = meta }
+    /// Makes every commit durable (with `.deferredMetaSync`, the last commit's meta page).
+    public func sync() throws {
+        guard !isReadOnly else { return }
+        try file.sync()
+        state.withLock { $0.metaUnsynced = false }
+    }
+
+    deinit {
+        if state.withLock({ $0.metaUnsynced }) { try? file.sync() }
+    }
+
+    func finishCommit(_ meta: Meta, metaSynced: Bool) {
+        state.withLock {
+            $0.meta = meta
+            $0.metaUnsynced = !metaSynced
+        }
         try? registry.lockFile?.publishCommit(meta.txid)
     }
 

@@ -7,8 +7,9 @@ extension WriteTransaction {
     /// Makes every change durable and visible to new readers, atomically.
     ///
     /// Protocol: write all new pages, `fdatasync`, write the meta page not used by the previous
-    /// commit (its transaction id is one higher), `fdatasync` again. A crash at any point leaves
-    /// either the previous state or, once the new meta page is on disk, the new one.
+    /// commit (its transaction id is one higher), `fdatasync` again (the second sync is skipped
+    /// with `.deferredMetaSync`). A crash at any point leaves either the previous state or, once
+    /// the new meta page is on disk, the new one.
     /// - Throws: any I/O error (the previous state stays current); `needsReopen` if the failure
     ///   happened after the meta page write began. The writer lock is released in all cases.
     public func commit() throws {
@@ -34,7 +35,7 @@ extension WriteTransaction {
             try newMeta.image(number: PageID(txid % 2)).withUnsafeBytes {
                 try database.file.write($0, at: UInt64(txid % 2) * UInt64(pageSize))
             }
-            try database.file.sync()
+            if database.options.durability == .full { try database.file.sync() }
         } catch {
             database.poison()
             throw error
@@ -42,7 +43,7 @@ extension WriteTransaction {
         // Only now may other transactions see the new pages: refresh the shared cache.
         for id in writtenEarly { database.cache.remove(id) }
         for page in written { database.cache.insert(page) }
-        database.finishCommit(newMeta)
+        database.finishCommit(newMeta, metaSynced: database.options.durability == .full)
     }
 
     /// Serializes nodes and writes them, coalescing consecutive page numbers into one write.
