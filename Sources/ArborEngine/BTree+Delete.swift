@@ -9,7 +9,7 @@ extension WriteTransaction {
         let old = leaf.values[index]
         leaf.removeLeaf(at: index)
         box.info.count -= 1
-        try rebalance(box, path, appendedAtEnd: false)
+        try rebalance(box, path, appendedAtEnd: false, repairUnderflow: true)
         return old
     }
 

@@ -26,7 +26,7 @@ extension WriteTransaction {
             leaf.insertLeaf(key: key, value: value, at: index)
             box.info.count += 1
         }
-        try rebalance(box, path, appendedAtEnd: !found && index == leaf.count - 1)
+        try rebalance(box, path, appendedAtEnd: !found && index == leaf.count - 1, repairUnderflow: false)
         return old
     }
 
@@ -47,9 +47,10 @@ extension WriteTransaction {
     }
 
     /// Restores the size invariants along `path` after a change to its leaf, from the leaf up:
-    /// splits nodes larger than a page, merges or redistributes nodes under half a page, and
-    /// grows or shrinks the root.
-    func rebalance(_ box: TreeBox, _ path: [PathEntry], appendedAtEnd: Bool) throws {
+    /// splits nodes larger than a page, merges or redistributes nodes under half a page (after
+    /// deletes only: an insert never shrinks a node, and repairing the small right half of a
+    /// packed split would undo the packing), and grows or shrinks the root.
+    func rebalance(_ box: TreeBox, _ path: [PathEntry], appendedAtEnd: Bool, repairUnderflow: Bool) throws {
         var appendHint = appendedAtEnd
         for level in stride(from: path.count - 1, through: 0, by: -1) {
             let entry = path[level]
@@ -82,7 +83,7 @@ extension WriteTransaction {
                     }
                     appendHint = entry.childIndex + pieces.count == parent.count
                 }
-            } else if level > 0 && node.byteSize < pageSize / 2 {
+            } else if repairUnderflow && level > 0 && node.byteSize < pageSize / 2 {
                 try fixUnderflow(parent: path[level - 1].node, childIndex: entry.childIndex, node: node, id: entry.id)
                 appendHint = false
             } else {

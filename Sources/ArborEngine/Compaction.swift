@@ -203,21 +203,16 @@ struct CompactWriter {
         let payload = pageSize - PageHeader.size
         let pages = max(1, (stored.count + payload - 1) / payload)
         let first = nextPage
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
+        defer { buffer.deallocate() }
         for index in 0..<pages {
             let id = nextPage
             let start = index * payload
-            let length = min(payload, stored.count - start)
-            var image = [UInt8](repeating: 0, count: pageSize)
-            image.withUnsafeMutableBytes { buffer in
-                buffer[PageHeader.type] = PageType.overflow.rawValue
-                buffer.putU16(UInt16(length), at: PageHeader.count)
-                buffer.putU32(id, at: PageHeader.pageNumber)
-                buffer.putU64(Self.txid, at: PageHeader.txid)
-                buffer.putU32(index + 1 < pages ? id + 1 : 0, at: PageHeader.extra)
-                for offset in 0..<length { buffer[PageHeader.size + offset] = stored[start + offset] }
-                sealPage(buffer)
+            stored.withUnsafeBytes { source in
+                let chunk = UnsafeRawBufferPointer(rebasing: source[start..<min(start + payload, stored.count)])
+                buildOverflowPage(buffer, id: id, txid: Self.txid, payload: chunk, next: index + 1 < pages ? id + 1 : 0)
             }
-            try writePage(image)
+            try writePage(Array(buffer))
         }
         return OverflowRef(firstPage: first, rawLength: value.count, storedLength: stored.count, compressed: compressed != nil)
     }

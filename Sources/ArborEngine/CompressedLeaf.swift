@@ -10,11 +10,7 @@ enum CompressedLeaf {
 
     /// Decodes a compressed leaf read from disk into a validated logical leaf page.
     static func decode(id: PageID, image: UnsafeRawBufferPointer) throws -> Page {
-        let stored = image.u32(PageHeader.checksum)
-        let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: image[4...]))
-        guard stored == computed else {
-            throw ArborError.corruptPage(page: id, detail: "checksum mismatch (stored \(hex(stored)), computed \(hex(computed)))")
-        }
+        try verifyPageChecksum(id: id, image: image)
         guard image.u32(PageHeader.pageNumber) == id else {
             throw ArborError.corruptPage(page: id, detail: "header says page \(image.u32(PageHeader.pageNumber))")
         }

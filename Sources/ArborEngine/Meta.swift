@@ -101,11 +101,7 @@ struct Meta: Equatable, Sendable {
         guard Limits.isValidPageSize(pageSize), pageSize == image.count else {
             throw ArborError.corruptPage(page: number, detail: "meta page records invalid page size \(pageSize)")
         }
-        let stored = image.u32(PageHeader.checksum)
-        let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: image[4...]))
-        guard stored == computed else {
-            throw ArborError.corruptPage(page: number, detail: "meta checksum mismatch (stored \(hex(stored)), computed \(hex(computed)))")
-        }
+        try verifyPageChecksum(id: number, image: image, what: "meta checksum")
         guard image[PageHeader.type] == PageType.meta.rawValue, image.u32(PageHeader.pageNumber) == number, version >= 1 else {
             throw ArborError.corruptPage(page: number, detail: "meta page header is inconsistent")
         }

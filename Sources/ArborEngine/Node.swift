@@ -163,7 +163,7 @@ final class Node {
             }
             cellEnd = start
         }
-        buffer.putU32(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[4...])), at: PageHeader.checksum)
+        buffer.putU32(PageChecksum.compute(UnsafeRawBufferPointer(rebasing: buffer[4...])), at: PageHeader.checksum)
     }
 }
 
@@ -176,5 +176,5 @@ final class Node {
 
 /// Stores the checksum of a fully built page image.
 func sealPage(_ buffer: UnsafeMutableRawBufferPointer) {
-    buffer.putU32(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[4...])), at: PageHeader.checksum)
+    buffer.putU32(PageChecksum.compute(UnsafeRawBufferPointer(rebasing: buffer[4...])), at: PageHeader.checksum)
 }

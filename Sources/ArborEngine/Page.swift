@@ -89,19 +89,6 @@ final class Page: @unchecked Sendable {
             compressed: flags & LeafCellFlag.compressed != 0))
     }
 
-    /// Calls `body` with the inline value bytes of leaf cell `index`, or nil when it overflows.
-    @inline(__always) func withInlineValue<R>(_ index: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        let offset = cellOffset(index)
-        let raw = self.raw
-        if raw[offset] & LeafCellFlag.overflow != 0 { return try body(nil) }
-        var position = offset + 1
-        let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
-        position += keyLengthSize
-        let (valueLength, valueLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
-        let start = position + valueLengthSize + Int(keyLength)
-        return try body(UnsafeRawBufferPointer(rebasing: raw[start..<(start + Int(valueLength))]))
-    }
-
     /// Calls `body` with the key and inline value of leaf cell `index` (value nil when it
     /// overflows), parsing the cell once. The hot path of scans.
     @inline(__always) func withLeafEntry<R>(_ index: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
@@ -159,13 +146,7 @@ final class Page: @unchecked Sendable {
         guard image.count >= PageHeader.size else {
             throw ArborError.corruptPage(page: id, detail: "page image of \(image.count) bytes is shorter than its header")
         }
-        if verifyChecksum {
-            let stored = image.u32(PageHeader.checksum)
-            let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: image[4...]))
-            guard stored == computed else {
-                throw ArborError.corruptPage(page: id, detail: "checksum mismatch (stored \(hex(stored)), computed \(hex(computed)))")
-            }
-        }
+        if verifyChecksum { try verifyPageChecksum(id: id, image: image) }
         guard image.u32(PageHeader.pageNumber) == id else {
             throw ArborError.corruptPage(page: id, detail: "header says page \(image.u32(PageHeader.pageNumber)) (misdirected write?)")
         }
@@ -253,3 +234,27 @@ final class Page: @unchecked Sendable {
 }
 
 func hex(_ value: UInt32) -> String { "0x" + String(value, radix: 16) }
+
+/// Verifies the checksum (`PageChecksum`) stored in the first four bytes of a page image.
+/// - Throws: `corruptPage` with both checksums.
+func verifyPageChecksum(id: PageID, image: UnsafeRawBufferPointer, what: String = "checksum") throws {
+    let stored = image.u32(PageHeader.checksum)
+    let computed = PageChecksum.compute(UnsafeRawBufferPointer(rebasing: image[4...]))
+    guard stored == computed else {
+        throw ArborError.corruptPage(page: id, detail: "\(what) mismatch (stored \(hex(stored)), computed \(hex(computed)))")
+    }
+}
+
+/// Builds overflow page `id` of transaction `txid` in `buffer` (one page): `payload` and the link
+/// to the `next` page of the chain (0 at the end), sealed with its checksum.
+func buildOverflowPage(_ buffer: UnsafeMutableRawBufferPointer, id: PageID, txid: UInt64,
+                       payload: UnsafeRawBufferPointer, next: PageID) {
+    buffer.initializeMemory(as: UInt8.self, repeating: 0)
+    buffer[PageHeader.type] = PageType.overflow.rawValue
+    buffer.putU16(UInt16(payload.count), at: PageHeader.count)
+    buffer.putU32(id, at: PageHeader.pageNumber)
+    buffer.putU64(txid, at: PageHeader.txid)
+    buffer.putU32(next, at: PageHeader.extra)
+    UnsafeMutableRawBufferPointer(rebasing: buffer[PageHeader.size..<(PageHeader.size + payload.count)]).copyMemory(from: payload)
+    sealPage(buffer)
+}

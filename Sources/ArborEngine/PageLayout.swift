@@ -10,7 +10,7 @@ public enum PageType: UInt8, Sendable, CaseIterable {
 
 /// Byte offsets of the 24-byte header every page starts with (see Spec/file-format.md).
 enum PageHeader {
-    static let checksum = 0      // UInt32: CRC-32C of bytes 4..<pageSize
+    static let checksum = 0      // UInt32: low 32 bits of XXH3-64 of bytes 4..<pageSize
     static let type = 4          // UInt8: PageType
     static let level = 5         // UInt8: 0 for leaves, height above the leaves for branches
     static let count = 6         // UInt16: cells (leaf/branch), payload bytes (overflow)

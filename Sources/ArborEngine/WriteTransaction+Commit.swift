@@ -26,6 +26,10 @@ extension WriteTransaction {
 
         let nodes = dirty.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         let written = try writeNodes(nodes, keepImages: true)
+        // A page allocated at the end and freed again in this transaction is listed as free but
+        // never written: extend the file so it really holds `pageCount` pages.
+        let needed = UInt64(pageCount) * UInt64(pageSize)
+        if try database.file.size() < needed { try database.file.truncate(to: needed) }
         try database.file.sync()
 
         let newMeta = Meta(

@@ -266,17 +266,9 @@ public final class WriteTransaction: Transaction {
         defer { buffer.deallocate() }
         try stored.withUnsafeBytes { source in
             for (index, id) in ids.enumerated() {
-                buffer.initializeMemory(as: UInt8.self, repeating: 0)
                 let start = index * payload
-                let length = min(payload, stored.count - start)
-                buffer[PageHeader.type] = PageType.overflow.rawValue
-                buffer.putU16(UInt16(length), at: PageHeader.count)
-                buffer.putU32(id, at: PageHeader.pageNumber)
-                buffer.putU64(txid, at: PageHeader.txid)
-                buffer.putU32(index + 1 < ids.count ? ids[index + 1] : 0, at: PageHeader.extra)
-                UnsafeMutableRawBufferPointer(rebasing: buffer[PageHeader.size..<(PageHeader.size + length)])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<(start + length)]))
-                sealPage(buffer)
+                let chunk = UnsafeRawBufferPointer(rebasing: source[start..<min(start + payload, stored.count)])
+                buildOverflowPage(buffer, id: id, txid: txid, payload: chunk, next: index + 1 < ids.count ? ids[index + 1] : 0)
                 try database.file.write(UnsafeRawBufferPointer(buffer), at: UInt64(id) * UInt64(pageSize))
                 writtenEarly.insert(id)
             }
@@ -300,7 +292,8 @@ public final class WriteTransaction: Transaction {
     /// Writes modified leaves to their (unreachable) pages early when the transaction holds more
     /// than `maxDirtyBytes` of them, so a large import's memory stays bounded.
     func spillIfNeeded() throws {
-        guard dirty.count * pageSize > database.options.maxDirtyBytes else { return }
+        // A decoded node costs about twice its page in memory (an array per key and value).
+        guard dirty.count * pageSize * 2 > database.options.maxDirtyBytes else { return }
         let leaves = dirty.filter { $0.value.isLeaf }.sorted { $0.key < $1.key }
         try writeNodes(leaves.map { ($0.key, $0.value) }, keepImages: false)
         for (id, _) in leaves {

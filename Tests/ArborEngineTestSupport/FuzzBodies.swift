@@ -45,7 +45,7 @@ public enum FuzzBodies {
             _ = try? PageDump.decode(page: 5, image: image)
             // Also with a valid checksum, so the layout validation itself is exercised.
             image.withUnsafeMutableBytes { buffer in
-                let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[4...]))
+                let checksum = PageChecksum.compute(UnsafeRawBufferPointer(rebasing: buffer[4...]))
                 buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
                 buffer.storeBytes(of: UInt32(5).littleEndian, toByteOffset: 8, as: UInt32.self)
             }

@@ -111,11 +111,16 @@ public final class SimulatedFile: StorageFile, Sendable {
             try step(&state)
             let length = Int(size)
             if length < state.current.count {
+                // Shrinking is modelled as durable at once (the engine only ever extends).
                 state.current.removeSubrange(length...)
+                state.pending.removeAll()
             } else {
-                state.current += [UInt8](repeating: 0, count: length - state.current.count)
+                // Extending is a pending write of zeros, lost or torn like any other.
+                var write = PendingWrite(offset: state.current.count, bytes: [UInt8](repeating: 0, count: length - state.current.count))
+                write.previousLength = state.current.count
+                Self.apply(&state.current, write)
+                state.pending.append(write)
             }
-            state.pending.removeAll()  // modelled as durable: the engine never truncates in a commit
         }
     }
 

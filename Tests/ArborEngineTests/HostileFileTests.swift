@@ -106,7 +106,7 @@ struct HostileFileTests {
         var newer = image
         for page in 0..<2 {
             newer[page * 4096 + 32] = 9  // format version 9
-            let checksum = CRC32C.checksum(Array(newer[(page * 4096 + 4)..<(page * 4096 + 4096)]))
+            let checksum = PageChecksum.compute(Array(newer[(page * 4096 + 4)..<(page * 4096 + 4096)]))
             withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { newer[page * 4096 + i] = b } }
         }
         #expect(throws: ArborError.unsupportedFormatVersion(found: 9, supported: 1)) {
@@ -123,7 +123,7 @@ struct HostileFileTests {
         var damaged = image
         let base = Int(root) * 4096
         withUnsafeBytes(of: root.littleEndian) { for (i, b) in $0.enumerated() { damaged[base + 20 + i] = b } }
-        let checksum = CRC32C.checksum(Array(damaged[(base + 4)..<(base + 4096)]))
+        let checksum = PageChecksum.compute(Array(damaged[(base + 4)..<(base + 4096)]))
         withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { damaged[base + i] = b } }
         let report = try Database.open(file: SimulatedFile(bytes: damaged)).checkIntegrity()
         #expect(!report.isSound)

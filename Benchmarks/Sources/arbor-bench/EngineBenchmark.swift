@@ -12,7 +12,7 @@ struct EngineBenchmark: ParsableCommand {
         discussion: "Example: swift run -c release arbor-bench engine --entries 1000000 --json engine.json")
 
     @Option(help: "Entries to insert.") var entries = 1_000_000
-    @Option(help: "Page cache for both engines, MiB.") var cacheMiB = 64
+    @Option(name: .customLong("cache-mib"), help: "Page cache for both engines, MiB.") var cacheMiB = 64
     @Option(help: "Random point gets per round (5 rounds).") var gets = 200_000
     @Option(help: "Range scans of 100 entries per round (5 rounds).") var ranges = 10_000
     @Option(help: "Small commits (one put each).") var commits = 10_000
@@ -28,19 +28,23 @@ struct EngineBenchmark: ParsableCommand {
 
         let arbor = ArborSide(directory: directory, cacheMiB: cacheMiB)
         let sqlite = try SQLiteSide(directory: directory, cacheMiB: cacheMiB)
+        print("(inserts run in child processes; their peak resident memory growth is reported)")
 
-        // 1. Sequential insert (keys in order), one transaction.
-        let arborSequential = try arbor.insert(data, order: data.sortedOrder, name: "sequential")
-        let sqliteSequential = try sqlite.insert(data, order: data.sortedOrder, name: "sequential")
+        // 1–2. Inserts, each in a child process so its memory is measured alone.
+        let arborSequential = try InsertPhase.spawn(engine: "arbor", order: "sequential", entries: entries, cacheMiB: cacheMiB, directory: directory)
+        let sqliteSequential = try InsertPhase.spawn(engine: "sqlite", order: "sequential", entries: entries, cacheMiB: cacheMiB, directory: directory)
         report.results.append(.init(name: "sequential insert, 1 transaction", arbor: arborSequential.seconds * 1000,
                                     sqlite: sqliteSequential.seconds * 1000, unit: "ms"))
-        // 2. Random insert, one transaction.
-        let arborRandom = try arbor.insert(data, order: data.randomOrder, name: "random")
-        let sqliteRandom = try sqlite.insert(data, order: data.randomOrder, name: "random")
+        let arborRandom = try InsertPhase.spawn(engine: "arbor", order: "random", entries: entries, cacheMiB: cacheMiB, directory: directory)
+        let sqliteRandom = try InsertPhase.spawn(engine: "sqlite", order: "random", entries: entries, cacheMiB: cacheMiB, directory: directory)
         report.results.append(.init(name: "random insert, 1 transaction", arbor: arborRandom.seconds * 1000,
                                     sqlite: sqliteRandom.seconds * 1000, unit: "ms"))
+        report.results.append(.init(name: "peak memory growth, sequential insert", arbor: arborSequential.peakGrowthMiB,
+                                    sqlite: sqliteSequential.peakGrowthMiB, unit: "MiB"))
         report.results.append(.init(name: "peak memory growth, random insert", arbor: arborRandom.peakGrowthMiB,
                                     sqlite: sqliteRandom.peakGrowthMiB, unit: "MiB"))
+        report.results.append(.init(name: "file size after sequential insert", arbor: arborSequential.fileMiB,
+                                    sqlite: sqliteSequential.fileMiB, unit: "MiB"))
         report.results.append(.init(name: "file size after random insert", arbor: arborRandom.fileMiB,
                                     sqlite: sqliteRandom.fileMiB, unit: "MiB"))
 
@@ -66,14 +70,15 @@ struct EngineBenchmark: ParsableCommand {
         let sqliteRanges = try (0..<5).map { _ in try sqlite.ranges(data, rangeStarts, name: "random") / Double(ranges) * 1e6 }
         report.results.append(.init(name: "range scan of 100 entries (median of 5)", arbor: Clock.median(arborRanges),
                                     sqlite: Clock.median(sqliteRanges), unit: "µs/op"))
-        // 6. Small commits.
-        let arborCommits = try arbor.smallCommits(commits, name: "random")
-        let sqliteCommits = try sqlite.smallCommits(commits, name: "random", synchronous: "NORMAL")
-        let sqliteFullCommits = try sqlite.smallCommits(commits, name: "random", synchronous: "FULL")
-        report.results.append(.init(name: "\(commits) small commits (sqlite NORMAL)", arbor: arborCommits * 1000,
-                                    sqlite: sqliteCommits * 1000, unit: "ms"))
-        report.results.append(.init(name: "\(commits) small commits (sqlite FULL)", arbor: arborCommits * 1000,
-                                    sqlite: sqliteFullCommits * 1000, unit: "ms"))
+        // 6. Small commits, like for like: both durable at return, and both durable by the next commit.
+        let arborFull = try arbor.smallCommits(commits, name: "random", durability: .full)
+        let sqliteFull = try sqlite.smallCommits(commits, name: "random", synchronous: "FULL")
+        let arborDeferred = try arbor.smallCommits(commits, name: "random", durability: .deferredMetaSync)
+        let sqliteNormal = try sqlite.smallCommits(commits, name: "random", synchronous: "NORMAL")
+        report.results.append(.init(name: "\(commits) small commits (arbor full / sqlite FULL)", arbor: arborFull * 1000,
+                                    sqlite: sqliteFull * 1000, unit: "ms"))
+        report.results.append(.init(name: "\(commits) small commits (deferred / NORMAL)", arbor: arborDeferred * 1000,
+                                    sqlite: sqliteNormal * 1000, unit: "ms"))
 
         report.printTable()
         if let json { try report.write(json: json) }
@@ -114,8 +119,45 @@ struct Dataset {
     func value(_ index: Int) -> [UInt8] { Array(valuePattern[(index % 256)..<(index % 256 + 100)]) }
 }
 
-struct InsertResult {
+struct InsertResult: Codable {
     var seconds: Double
     var peakGrowthMiB: Double
     var fileMiB: Double
+}
+
+/// `arbor-bench insert-phase`: one insert run in its own process (spawned by `engine`), printing
+/// its result as JSON so peak memory is that of this engine alone.
+struct InsertPhase: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "insert-phase", shouldDisplay: false)
+
+    @Option var engine: String
+    @Option var order: String
+    @Option var entries: Int
+    @Option(name: .customLong("cache-mib")) var cacheMiB: Int
+    @Option var directory: String
+
+    func run() throws {
+        let data = Dataset(count: entries, seed: 42)
+        let order = self.order == "sequential" ? data.sortedOrder : data.randomOrder
+        let result = engine == "arbor"
+            ? try ArborSide(directory: directory, cacheMiB: cacheMiB).insert(data, order: order, name: self.order)
+            : try SQLiteSide(directory: directory, cacheMiB: cacheMiB).insert(data, order: order, name: self.order)
+        print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
+    }
+
+    static func spawn(engine: String, order: String, entries: Int, cacheMiB: Int, directory: String) throws -> InsertResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["insert-phase", "--engine", engine, "--order", order, "--entries", "\(entries)",
+                             "--cache-mib", "\(cacheMiB)", "--directory", directory]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let line = String(decoding: output, as: UTF8.self).split(separator: "\n").last else {
+            throw BenchError.wrongAnswer("\(engine) \(order) insert failed (exit \(process.terminationStatus))")
+        }
+        return try JSONDecoder().decode(InsertResult.self, from: Data(line.utf8))
+    }
 }

@@ -9,9 +9,10 @@ struct ArborSide {
 
     func path(_ name: String) -> String { directory + "/arbor-\(name).arbor" }
 
-    func open(_ name: String) throws -> ArborEngine.Database {
+    func open(_ name: String, durability: ArborEngine.Database.Durability = .full) throws -> ArborEngine.Database {
         var options = ArborEngine.Database.Options()
         options.cacheBytes = cacheMiB << 20
+        options.durability = durability
         return try ArborEngine.Database.open(path: path(name), options: options)
     }
 
@@ -77,9 +78,9 @@ struct ArborSide {
         }
     }
 
-    func smallCommits(_ count: Int, name: String) throws -> Double {
-        let db = try open(name)
-        var generator = SplitMix(state: 99)
+    func smallCommits(_ count: Int, name: String, durability: ArborEngine.Database.Durability) throws -> Double {
+        let db = try open(name, durability: durability)
+        var generator = SplitMix(state: durability == .full ? 199 : 99)
         return try Clock.seconds {
             for _ in 0..<count {
                 var key = [UInt8](repeating: 0xEE, count: 16)
