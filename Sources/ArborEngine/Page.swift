@@ -108,6 +108,14 @@ final class Page: @unchecked Sendable {
                         UnsafeRawBufferPointer(rebasing: raw[keyEnd..<(keyEnd + Int(valueLength))]))
     }
 
+    /// Bytes in use (header, slots and cells), assuming cells are packed at the end of the page
+    /// as this engine writes them.
+    var usedBytes: Int {
+        var lowest = size
+        for index in 0..<count { lowest = min(lowest, cellOffset(index)) }
+        return PageHeader.size + 2 * count + (size - lowest)
+    }
+
     /// Child `index` of a branch: 0 is the leftmost child, `i + 1` the child right of separator `i`.
     @inline(__always) func child(_ index: Int) -> PageID {
         index == 0 ? extra : raw.u32(cellOffset(index - 1))
