@@ -33,16 +33,21 @@ struct ArborSide {
         return InsertResult(seconds: seconds, peakGrowthMiB: Memory.peakMiB - before, fileMiB: size / 1_048_576)
     }
 
-    func gets(_ data: Dataset, _ indices: [Int], name: String) throws -> Double {
+    /// Per-get latencies in microseconds (each get timed on its own).
+    func gets(_ data: Dataset, _ indices: [Int], name: String) throws -> [Double] {
         let db = try open(name)
-        return try Clock.seconds {
-            try db.view { tx in
-                let tree = try tx.tree("kv")
-                for index in indices {
-                    guard try tree.get(data.key(index))?.count == 100 else { throw BenchError.wrongAnswer("get \(index)") }
-                }
+        var latencies: [Double] = []
+        latencies.reserveCapacity(indices.count)
+        try db.view { tx in
+            let tree = try tx.tree("kv")
+            for index in indices {
+                let key = data.key(index)
+                var found = 0
+                latencies.append(try Clock.seconds { found = try tree.get(key)?.count ?? 0 } * 1e6)
+                guard found == 100 else { throw BenchError.wrongAnswer("get \(index)") }
             }
         }
+        return latencies
     }
 
     func fullScan(name: String, expected: Int) throws -> Double {
@@ -139,18 +144,21 @@ struct SQLiteSide {
         return InsertResult(seconds: seconds, peakGrowthMiB: Memory.peakMiB - before, fileMiB: size / 1_048_576)
     }
 
-    func gets(_ data: Dataset, _ indices: [Int], name: String) throws -> Double {
+    /// Per-get latencies in microseconds (each get timed on its own).
+    func gets(_ data: Dataset, _ indices: [Int], name: String) throws -> [Double] {
         let pool = try open(name)
-        return try Clock.seconds {
-            try pool.read { db in
-                let statement = try db.makeStatement(sql: "SELECT v FROM kv WHERE k = ?")
-                for index in indices {
-                    guard let value = try Data.fetchOne(statement, arguments: [Data(data.key(index))]), value.count == 100 else {
-                        throw BenchError.wrongAnswer("get \(index)")
-                    }
-                }
+        var latencies: [Double] = []
+        latencies.reserveCapacity(indices.count)
+        try pool.read { db in
+            let statement = try db.makeStatement(sql: "SELECT v FROM kv WHERE k = ?")
+            for index in indices {
+                let key = Data(data.key(index))
+                var found = 0
+                latencies.append(try Clock.seconds { found = try Data.fetchOne(statement, arguments: [key])?.count ?? 0 } * 1e6)
+                guard found == 100 else { throw BenchError.wrongAnswer("get \(index)") }
             }
         }
+        return latencies
     }
 
     func fullScan(name: String, expected: Int) throws -> Double {

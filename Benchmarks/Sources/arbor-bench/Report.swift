@@ -21,6 +21,18 @@ struct BenchResult: Codable {
 struct BenchReport: Codable {
     var results: [BenchResult] = []
 
+    /// Per-row medians of several runs (same rows in the same order).
+    static func median(of reports: [BenchReport]) -> BenchReport {
+        guard let first = reports.first else { return BenchReport() }
+        var merged = BenchReport()
+        for (index, row) in first.results.enumerated() {
+            let arbor = Clock.median(reports.map { $0.results[index].arbor })
+            let sqlite = Clock.median(reports.map { $0.results[index].sqlite })
+            merged.results.append(BenchResult(name: row.name, arbor: arbor, sqlite: sqlite, unit: row.unit))
+        }
+        return merged
+    }
+
     func printTable() {
         let header = "benchmark".padding(toLength: 44, withPad: " ", startingAt: 0)
             + "arbor".leftPadded(14) + "sqlite".leftPadded(14) + "  unit".padding(toLength: 10, withPad: " ", startingAt: 0)
