@@ -5,21 +5,29 @@ let package = Package(
     name: "Arbor",
     products: [
         .library(name: "ArborEngine", targets: ["ArborEngine"]),
+        .executable(name: "arbor", targets: ["ArborCLI"]),
         // Reference models, operation decoders and the fault-injecting file, shared by the
         // tests and the fuzz targets (as swift-collections shares `_CollectionsTestSupport`).
         .library(name: "ArborEngineTestSupport", targets: ["ArborEngineTestSupport"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
             name: "CLZ4", path: "Sources/CLZ4", pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]),
         .target(name: "ArborEngine", dependencies: ["CLZ4"]),
+        .executableTarget(
+            name: "ArborCLI",
+            dependencies: ["ArborEngine", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .target(
             name: "ArborEngineTestSupport", dependencies: ["ArborEngine"],
             path: "Tests/ArborEngineTestSupport"),
         .testTarget(
             name: "ArborEngineTests", dependencies: ["ArborEngine", "ArborEngineTestSupport"],
             resources: [.copy("Regressions")]),
+        .testTarget(name: "ArborCLITests", dependencies: ["ArborCLI", "ArborEngine"]),
     ],
     swiftLanguageModes: [.v6]
 )

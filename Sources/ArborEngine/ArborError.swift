@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A page number inside a store file. Page 0 and 1 are the two meta pages.
 public typealias PageID = UInt32
 
@@ -61,7 +67,8 @@ public enum ArborError: Error, Equatable, Sendable, CustomStringConvertible {
             return "page \(page) referenced from \(from) is outside the file (\(count) pages)"
         case .truncatedFile(let expected, let actual):
             return "file is truncated: expected at least \(expected) bytes, found \(actual)"
-        case .io(let operation, let errno): return "\(operation) failed (errno \(errno))"
+        case .io(let operation, let errno):
+            return "\(operation) failed: \(String(cString: strerror(errno))) (errno \(errno))"
         case .invalidPageSize(let size): return "invalid page size \(size): use a power of two from 4096 to 65536"
         case .keyTooLarge(let length, let maximum): return "key of \(length) bytes: keys must be 1...\(maximum) bytes"
         case .valueTooLarge(let length, let maximum): return "value of \(length) bytes exceeds \(maximum) bytes"

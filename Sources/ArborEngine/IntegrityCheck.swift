@@ -1,3 +1,38 @@
+/// Which tree a page belongs to.
+public enum TreeRole: Sendable, Hashable, CustomStringConvertible {
+    case catalog
+    case freelist
+    case named(String)
+
+    public var description: String {
+        switch self {
+        case .catalog: return "catalog"
+        case .freelist: return "freelist"
+        case .named(let name): return "tree \"\(name)\""
+        }
+    }
+}
+
+/// What a page of the file is used for.
+public enum PageOwner: Sendable, Equatable, CustomStringConvertible {
+    case meta
+    /// A node of a tree at `level` (0 = leaf).
+    case node(tree: TreeRole, level: Int)
+    /// An overflow page of a value in `tree`.
+    case overflow(tree: TreeRole)
+    /// A free page, freed by transaction `freedBy` (0: reusable at once).
+    case free(freedBy: UInt64)
+
+    public var description: String {
+        switch self {
+        case .meta: return "meta page"
+        case .node(let tree, let level): return "\(tree) \(level == 0 ? "leaf" : "branch (level \(level))")"
+        case .overflow(let tree): return "an overflow value of \(tree)"
+        case .free(let freedBy): return "the freelist (freed by transaction \(freedBy))"
+        }
+    }
+}
+
 /// The result of `Database.checkIntegrity()`: every problem found, each naming its page.
 public struct IntegrityReport: Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
@@ -28,6 +63,8 @@ public struct IntegrityReport: Sendable, CustomStringConvertible {
     }
 
     public var problems: [Problem] = []
+    /// What owns each page below the page count, as found by the walk (nil: nothing).
+    public var pageOwners: [PageOwner?] = []
     public var pagesChecked = 0
     public var treesChecked = 0
     public var entriesChecked: UInt64 = 0
@@ -64,12 +101,13 @@ extension Database {
 struct IntegrityChecker {
     let transaction: Transaction
     var report = IntegrityReport()
-    /// Owner description per page, nil when unowned.
-    var owners: [String?]
+    /// Owner per page, nil when unowned.
+    var owners: [PageOwner?]
 
     init(transaction: Transaction) {
         self.transaction = transaction
-        owners = [String?](repeating: nil, count: Int(transaction.meta.pageCount))
+        owners = [PageOwner?](repeating: nil, count: Int(transaction.meta.pageCount))
+        if owners.count >= 2 { owners[0] = .meta; owners[1] = .meta }
     }
 
     mutating func problem(_ page: PageID?, _ kind: IntegrityReport.Kind, _ detail: String) {
@@ -77,7 +115,7 @@ struct IntegrityChecker {
     }
 
     /// Records that `owner` uses `page`; false (and a problem) when it is out of range or taken.
-    mutating func claim(_ page: PageID, by owner: String) -> Bool {
+    mutating func claim(_ page: PageID, by owner: PageOwner) -> Bool {
         guard Int(page) < owners.count, page >= 2 else {
             problem(page, .corruptPage, "\(owner) refers to page \(page), outside 2..<\(owners.count)")
             return false
@@ -95,7 +133,7 @@ struct IntegrityChecker {
         let meta = transaction.meta
         // Catalog: check it as a tree and read every entry.
         var trees: [(String, TreeInfo)] = []
-        walkTree(name: "catalog", info: meta.catalog) { key, value, page, checker in
+        walkTree(.catalog, info: meta.catalog) { key, value, page, checker in
             let name = String(decoding: key, as: UTF8.self)
             guard case .inline(let bytes) = value, let info = try? TreeInfo.decode(bytes, context: name) else {
                 checker.problem(page, .catalog, "catalog entry \"\(name)\" is malformed")
@@ -108,11 +146,11 @@ struct IntegrityChecker {
                 problem(info.root, .catalog, "tree \"\(name)\" records root \(info.root) with depth \(info.depth)")
                 continue
             }
-            walkTree(name: "tree \"\(name)\"", info: info) { _, _, _, _ in }
+            walkTree(.named(name), info: info) { _, _, _, _ in }
         }
         // Freelist: a tree whose values list free pages.
         var listed: UInt64 = 0
-        walkTree(name: "freelist", info: meta.freelist) { key, value, page, checker in
+        walkTree(.freelist, info: meta.freelist) { key, value, page, checker in
             guard let (freedBy, _) = FreelistKey.decode(key), case .inline(let bytes) = value,
                   let pages = try? FreelistKey.decodePages(bytes, page: page) else {
                 checker.problem(page, .freelist, "malformed freelist entry")
@@ -122,7 +160,7 @@ struct IntegrityChecker {
                 checker.problem(page, .freelist, "entry freed by future transaction \(freedBy)")
                 return
             }
-            for free in pages { _ = checker.claim(free, by: "the freelist (freed by transaction \(freedBy))") }
+            for free in pages { _ = checker.claim(free, by: .free(freedBy: freedBy)) }
             listed += UInt64(pages.count)
         }
         if listed != meta.freePages {
@@ -131,19 +169,21 @@ struct IntegrityChecker {
         for page in 2..<owners.count where owners[page] == nil {
             problem(PageID(page), .leakedPage, "not referenced by any tree or the freelist")
         }
+        report.pageOwners = owners
         return report
     }
 
     /// Checks a whole tree and calls `visit` for each entry.
-    mutating func walkTree(name: String, info: TreeInfo,
+    mutating func walkTree(_ role: TreeRole, info: TreeInfo,
                            visit: (_ key: [UInt8], _ value: LeafValue, _ page: PageID, inout IntegrityChecker) -> Void) {
         report.treesChecked += 1
+        let name = role.description
         guard info.root != 0 else {
             if info.count != 0 { problem(nil, .statistics, "\(name) is empty but records \(info.count) entries") }
             return
         }
         var entries: UInt64 = 0
-        walkNode(info.root, level: info.depth - 1, lower: nil, upper: nil, owner: name, entries: &entries, visit: visit)
+        walkNode(info.root, level: info.depth - 1, lower: nil, upper: nil, role: role, entries: &entries, visit: visit)
         report.entriesChecked += entries
         if entries != info.count {
             problem(info.root, .statistics, "\(name) records \(info.count) entries, holds \(entries)")
@@ -151,10 +191,11 @@ struct IntegrityChecker {
     }
 
     private mutating func walkNode(
-        _ id: PageID, level: Int, lower: [UInt8]?, upper: [UInt8]?, owner: String, entries: inout UInt64,
+        _ id: PageID, level: Int, lower: [UInt8]?, upper: [UInt8]?, role: TreeRole, entries: inout UInt64,
         visit: (_ key: [UInt8], _ value: LeafValue, _ page: PageID, inout IntegrityChecker) -> Void
     ) {
-        guard claim(id, by: owner) else { return }
+        guard claim(id, by: .node(tree: role, level: level)) else { return }
+        let owner = role.description
         let ref: NodeRef
         do { ref = try transaction.node(id, level: level) } catch {
             problem(id, .corruptPage, "\(owner): \(error)")
@@ -177,7 +218,7 @@ struct IntegrityChecker {
         if level == 0 {
             for index in 0..<ref.count {
                 let value = ref.leafValue(index)
-                if case .overflow(let overflow) = value { checkOverflow(overflow, leaf: id, owner: owner) }
+                if case .overflow(let overflow) = value { checkOverflow(overflow, leaf: id, role: role) }
                 visit(ref.key(index), value, id, &self)
             }
             entries += UInt64(ref.count)
@@ -187,15 +228,16 @@ struct IntegrityChecker {
             let childLower = index == 0 ? lower : ref.key(index - 1)
             let childUpper = index == ref.count ? upper : ref.key(index)
             walkNode(ref.child(index), level: level - 1, lower: childLower, upper: childUpper,
-                     owner: owner, entries: &entries, visit: visit)
+                     role: role, entries: &entries, visit: visit)
         }
     }
 
-    private mutating func checkOverflow(_ overflow: OverflowRef, leaf: PageID, owner: String) {
+    private mutating func checkOverflow(_ overflow: OverflowRef, leaf: PageID, role: TreeRole) {
+        let owner = role.description
         var id = overflow.firstPage
         let pages = overflow.pageCount(pageSize: transaction.meta.pageSize)
         for _ in 0..<pages {
-            guard claim(id, by: "an overflow value of \(owner) (leaf \(leaf))") else { return }
+            guard claim(id, by: .overflow(tree: role)) else { return }
             do { id = try transaction.overflowPage(id).extra } catch {
                 problem(id, .overflowChain, "\(owner): \(error)")
                 return

@@ -17,8 +17,9 @@ public struct PageDump: Sendable {
     /// Branches: the leftmost child. Overflow pages: the next page (0 at the end).
     public var link: PageID
     public var cells: [Cell]
-    /// Bytes used by header, slots and cells (leaf/branch), or payload bytes (overflow).
+    /// Bytes used by header, slots and cells (leaf/branch), or header plus payload (overflow).
     public var usedBytes: Int
+    /// The page size; for a compressed leaf, the size of the decompressed logical leaf.
     public var size: Int
 
     /// Decodes `image` as page `page` after verifying its checksum and layout.
@@ -61,7 +62,7 @@ public struct PageDump: Sendable {
             }
             return PageDump(page: page, type: type ?? decoded.type, level: decoded.level, transactionID: decoded.txid,
                             link: decoded.type == .overflow || decoded.type == .branch ? decoded.extra : 0,
-                            cells: cells, usedBytes: used, size: raw.count)
+                            cells: cells, usedBytes: used, size: type == .compressedLeaf ? decoded.size : raw.count)
         }
     }
 }
@@ -70,12 +71,18 @@ extension Database {
     /// Reads and decodes page `number` of the file as it is on disk.
     /// - Throws: `pageOutOfRange` beyond the file, or the page's decoding error.
     public func dumpPage(_ number: PageID) throws -> PageDump {
+        try PageDump.decode(page: number, image: try rawPage(number))
+    }
+
+    /// The bytes of page `number` as they are on disk, unverified (for hex dumps).
+    /// - Throws: `pageOutOfRange` beyond the end of the file.
+    public func rawPage(_ number: PageID) throws -> [UInt8] {
         let size = try file.size()
         guard UInt64(number) * UInt64(pageSize) + UInt64(pageSize) <= size else {
             throw ArborError.pageOutOfRange(page: number, pageCount: UInt32(clamping: size / UInt64(pageSize)), referencedFrom: "the caller")
         }
         var image = [UInt8](repeating: 0, count: pageSize)
         _ = try image.withUnsafeMutableBytes { try file.read(into: $0, at: UInt64(number) * UInt64(pageSize)) }
-        return try PageDump.decode(page: number, image: image)
+        return image
     }
 }

@@ -1,0 +1,48 @@
+import ArborEngine
+import ArgumentParser
+
+/// `arbor`: look into, check and compact Arbor store files — the `sqlite3_analyzer`,
+/// `PRAGMA integrity_check` and `VACUUM INTO` of Arbor.
+@main
+struct ArborTool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "arbor",
+        abstract: "Inspect, check and compact Arbor store files.",
+        discussion: """
+            Exit codes: 0 success; 1 the integrity check found problems; 2 the file could not be \
+            opened or read (missing, truncated, not an Arbor file, corrupt); 64 invalid arguments.
+            Every command takes --json for machine-readable output.
+            """,
+        subcommands: [InfoCommand.self, PagesCommand.self, PageCommand.self, TreeCommand.self,
+                      CheckCommand.self, CompactCommand.self])
+}
+
+/// The arguments every inspection command shares.
+struct StoreOptions: ParsableArguments {
+    @Argument(help: "The store file.") var file: String
+    @Flag(help: "Print JSON instead of text.") var json = false
+
+    /// Opens the store read-only, turning any failure into one line on standard error and exit 2.
+    func open() throws -> Database {
+        var options = Database.Options()
+        options.readOnly = true
+        options.create = false
+        do {
+            return try Database.open(path: file, options: options)
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// Reports `error` as `arbor: FILE: message` and returns the exit code for it.
+    func fail(_ error: Error) -> ExitCode {
+        let message: String
+        switch error {
+        case ArborError.notAnArborFile: message = "not an Arbor store file"
+        case let error as ArborError: message = error.description
+        default: message = "\(error)"
+        }
+        printError("arbor: \(file): \(message)")
+        return ExitCode(2)
+    }
+}
