@@ -34,6 +34,18 @@ struct StoreOptions: ParsableArguments {
         }
     }
 
+    /// Opens the store, builds a report and prints it as JSON or text; any failure becomes one
+    /// line on standard error and exit 2.
+    func present<Report: Encodable>(_ build: (Database) throws -> Report, render: (Report) -> String) throws {
+        let db = try open()
+        do {
+            let report = try build(db)
+            print(json ? try jsonText(report) : render(report))
+        } catch {
+            throw fail(error)
+        }
+    }
+
     /// Reports `error` as `arbor: FILE: message` and returns the exit code for it.
     func fail(_ error: Error) -> ExitCode {
         let message: String

@@ -52,12 +52,6 @@ struct InfoCommand: ParsableCommand {
     }
 
     func run() throws {
-        let db = try store.open()
-        do {
-            let report = try Self.report(db)
-            print(store.json ? try jsonText(report) : Self.render(report))
-        } catch {
-            throw store.fail(error)
-        }
+        try store.present(Self.report, render: Self.render)
     }
 }

@@ -90,12 +90,6 @@ struct PagesCommand: ParsableCommand {
     }
 
     func run() throws {
-        let db = try store.open()
-        do {
-            let report = try Self.report(db)
-            print(store.json ? try jsonText(report) : Self.render(report))
-        } catch {
-            throw store.fail(error)
-        }
+        try store.present(Self.report, render: Self.render)
     }
 }

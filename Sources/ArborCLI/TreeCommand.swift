@@ -70,12 +70,6 @@ struct TreeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let db = try store.open()
-        do {
-            let report = try Self.report(db, name: name)
-            print(store.json ? try jsonText(report) : Self.render(report))
-        } catch {
-            throw store.fail(error)
-        }
+        try store.present({ try Self.report($0, name: name) }, render: Self.render)
     }
 }

@@ -1,4 +1,27 @@
 extension WriteTransaction {
+    /// Moves cells between adjacent leaves `left` and `right` so both hold about half of their
+    /// bytes. Returns the new separator, or nil (changing nothing) when large cells make an even
+    /// split that fits two pages impossible.
+    func redistributeLeaves(_ left: Node, _ right: Node) -> [UInt8]? {
+        let keys = left.keys + right.keys
+        let values = left.values + right.values
+        let combined = Node(level: 0)
+        combined.keys = keys
+        combined.values = values
+        combined.recomputeSize()
+        let index = splitIndex(combined, packLeft: false, minIndex: 1, maxIndex: keys.count - 1)
+        var leftSize = PageHeader.size
+        for cell in 0..<index { leftSize += leafCellSize(keyLength: keys[cell].count, value: values[cell]) }
+        guard leftSize <= pageSize, combined.byteSize - leftSize + PageHeader.size <= pageSize else { return nil }
+        left.keys = Array(keys[..<index])
+        left.values = Array(values[..<index])
+        right.keys = Array(keys[index...])
+        right.values = Array(values[index...])
+        left.recomputeSize()
+        right.recomputeSize()
+        return shortestSeparator(keys[index - 1], keys[index])
+    }
+
     /// Removes `key` from the tree of `box`; returns its value, or nil when absent.
     func remove(_ box: TreeBox, _ key: [UInt8]) throws -> LeafValue? {
         guard box.info.root != 0 else { return nil }
@@ -36,20 +59,9 @@ extension WriteTransaction {
                 try free(rightID)
                 return
             }
-            let keys = left.keys + right.keys
-            let values = left.values + right.values
-            let combined = Node(level: 0)
-            combined.keys = keys
-            combined.values = values
-            combined.recomputeSize()
-            let index = splitIndex(combined, packLeft: false, minIndex: 1, maxIndex: keys.count - 1)
-            left.keys = Array(keys[..<index])
-            left.values = Array(values[..<index])
-            right.keys = Array(keys[index...])
-            right.values = Array(values[index...])
-            left.recomputeSize()
-            right.recomputeSize()
-            parent.replaceSeparator(at: separatorIndex, with: shortestSeparator(keys[index - 1], keys[index]))
+            // With very large cells an even split may not fit; an under-full leaf is still valid.
+            guard let separator = redistributeLeaves(left, right) else { return }
+            parent.replaceSeparator(at: separatorIndex, with: separator)
         } else {
             let separator = parent.keys[separatorIndex]
             if leftCells + rightCells + branchCellSize(keyLength: separator.count) <= capacity {

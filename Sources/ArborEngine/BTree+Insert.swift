@@ -115,25 +115,9 @@ extension WriteTransaction {
             let (siblingID, sibling) = try touch(parent.children[siblingIndex], level: 0)
             parent.children[siblingIndex] = siblingID
             let (left, right) = siblingIndex > childIndex ? (node, sibling) : (sibling, node)
-            let separatorIndex = min(childIndex, siblingIndex)
-            let keys = left.keys + right.keys
-            let values = left.values + right.values
-            let all = Node(level: 0)
-            all.keys = keys
-            all.values = values
-            all.recomputeSize()
-            let index = splitIndex(all, packLeft: false, minIndex: 1, maxIndex: keys.count - 1)
-            var leftSize = PageHeader.size
-            for cell in 0..<index { leftSize += leafCellSize(keyLength: keys[cell].count, value: values[cell]) }
             // Large cells can defeat an even split: then a normal split is the answer.
-            guard leftSize <= pageSize, all.byteSize - leftSize + PageHeader.size <= pageSize else { continue }
-            left.keys = Array(keys[..<index])
-            left.values = Array(values[..<index])
-            right.keys = Array(keys[index...])
-            right.values = Array(values[index...])
-            left.recomputeSize()
-            right.recomputeSize()
-            parent.replaceSeparator(at: separatorIndex, with: shortestSeparator(keys[index - 1], keys[index]))
+            guard let separator = redistributeLeaves(left, right) else { continue }
+            parent.replaceSeparator(at: min(childIndex, siblingIndex), with: separator)
             return true
         }
         return false

@@ -55,7 +55,7 @@ public enum FuzzBodies {
 
     /// (3) Decodes an operation sequence and runs it against the engine and the reference model.
     public static func operations(_ data: [UInt8]) throws {
-        var source = OperationSource(bytes: data)
+        var source = OperationSource(bytes: Array(data.dropFirst()), largeCells: (data.first ?? 0) & 1 == 1)
         let file = SimulatedFile()
         let runner = try DifferentialRunner { try Database.open(file: file) }
         var steps = 0

@@ -52,8 +52,14 @@ public enum Operation: Equatable, Sendable, CustomStringConvertible {
 public struct OperationSource {
     var bytes: [UInt8]
     var position = 0
+    /// Keys and inline values up to the page-size limits (for 4 KiB pages), so splits, merges and
+    /// redistribution meet cells of a quarter page.
+    var largeCells: Bool
 
-    public init(bytes: [UInt8]) { self.bytes = bytes }
+    public init(bytes: [UInt8], largeCells: Bool = false) {
+        self.bytes = bytes
+        self.largeCells = largeCells
+    }
 
     public var isExhausted: Bool { position >= bytes.count }
 
@@ -66,12 +72,22 @@ public struct OperationSource {
     mutating func key() -> [UInt8] {
         // Small key space so puts, deletes and gets collide often; lengths vary to exercise separators.
         let length = Int(byte() % 4) + 1
-        return (0..<length).map { _ in byte() % 16 }
+        let key = (0..<length).map { _ in byte() % 16 }
+        guard largeCells else { return key }
+        // Pad to up to 1,000 bytes (the limit for 4 KiB pages is 1,002); the padding depends on the
+        // prefix so equal prefixes stay equal keys.
+        let padding = Int(key[0]) * 60 + Int(byte() % 2) * 40
+        return key + [UInt8](repeating: key[length - 1] &+ 1, count: min(padding, 1000 - length))
     }
 
     mutating func value() -> [UInt8] {
         let selector = byte()
         let length: Int
+        if largeCells && selector % 2 == 0 {
+            length = 600 + Int(byte()) + Int(byte() % 2) * 140   // up to the 1,002-byte inline limit
+            let fill = byte()
+            return (0..<length).map { UInt8(truncatingIfNeeded: $0 &* Int(fill | 1)) }
+        }
         switch selector % 16 {
         case 0: length = 2000 + Int(byte()) * 40     // overflow pages
         case 1, 2: length = 200 + Int(byte())

@@ -46,4 +46,20 @@ struct BTreeDifferentialTests {
         #expect(report.isSound, "\(report)")
         print("differential seed \(seed): \(runner.steps) operations, \(report)")
     }
+
+    /// Keys and values near the size limits: splits may need three pages, redistribution may not
+    /// fit, and branch pages hold only a few separators.
+    @Test("random operations with keys and values near the size limits match the model")
+    func largeCells() throws {
+        var generator = SplitMix64(seed: 21)
+        let operationCount = 8_000
+        let bytes = (0..<(operationCount * 12)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        var source = OperationSource(bytes: bytes, largeCells: true)
+        let file = SimulatedFile()
+        let runner = try DifferentialRunner { try Database.open(file: file) }
+        for _ in 0..<operationCount { try runner.apply(source.next()) }
+        let report = try runner.finish()
+        #expect(report.isSound, "\(report)")
+        print("differential (large cells): \(runner.steps) operations, \(report)")
+    }
 }
