@@ -5,7 +5,7 @@ FUZZ_TARGETS := FuzzFileOpen FuzzDecode FuzzOperations
 FUZZ_FLAGS := -c release --scratch-path ../.build-fuzz --sanitize=fuzzer \
 	-Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 
-.PHONY: deps build test fuzz demo bench clean
+.PHONY: deps build test tsan fuzz demo bench clean
 
 # Installs the system packages the build needs when they are missing (Debian/Ubuntu, as root or via sudo).
 deps:
@@ -23,6 +23,12 @@ test: deps
 	swift build --build-tests
 	set -o pipefail; swift test 2>&1 | tee .build/test-output.txt
 	@grep -Eq 'Test run with [1-9][0-9]* tests? .*passed' .build/test-output.txt || { echo "error: no Swift Testing tests ran"; exit 1; }
+
+# Runs the concurrency tests under ThreadSanitizer; any reported race fails (exit code 1).
+tsan: deps
+	swift build --build-tests --scratch-path .build-tsan --sanitize=thread
+	set -o pipefail; swift test --scratch-path .build-tsan --sanitize=thread --filter 'ConcurrencyTests|CompactionTests' 2>&1 | tee .build-tsan/tsan-output.txt
+	@! grep -q "ThreadSanitizer" .build-tsan/tsan-output.txt || { echo "error: ThreadSanitizer reported a race"; exit 1; }
 
 # Builds each libFuzzer target with ASan and runs it for FUZZ_SECONDS; fails on any crash.
 fuzz: deps
@@ -45,4 +51,4 @@ bench: deps
 	cd Benchmarks && swift run -c release arbor-bench engine
 
 clean:
-	rm -rf .build .build-fuzz fuzz/corpus-work fuzz/crashes
+	rm -rf .build .build-fuzz .build-tsan fuzz/corpus-work fuzz/crashes

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// An ArborEngine store: one file of copy-on-write B+trees with snapshot readers and one writer.
 ///
 /// ```swift
@@ -64,7 +62,7 @@ public final class Database: Sendable {
     let options: Options
     let cache: PageCache
     let registry: ReaderRegistry
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// Opens the store file at `path`, creating it when missing (unless read-only).
     /// - Throws: `ArborError` naming what is wrong: not an Arbor file, a newer format, a
@@ -107,7 +105,7 @@ public final class Database: Sendable {
         let meta = try Meta.readCurrent(from: file, path: path)
         if meta.isCompressed && !options.readOnly { throw ArborError.compressedFileIsReadOnly }
         self.pageSize = meta.pageSize
-        self.state = Mutex(State(meta: meta))
+        self.state = Locked(State(meta: meta))
     }
 
     // MARK: Transactions

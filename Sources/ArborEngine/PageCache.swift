@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A bounded LRU cache of validated pages, shared by all transactions of a database.
 ///
 /// Pages are immutable once committed, so the cache needs no per-transaction versions:
@@ -24,7 +22,7 @@ final class PageCache: Sendable {
     }
 
     let capacityBytes: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(capacityBytes: Int) {
         self.capacityBytes = max(capacityBytes, 0)

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
-import Synchronization
 
 /// Tracks which snapshots open readers use, so the writer never reuses a page they can reach,
 /// and serializes writers. In-process bookkeeping always; across processes through a lock file.
@@ -16,7 +15,7 @@ final class ReaderRegistry: Sendable {
         var published: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let writerGate = DispatchSemaphore(value: 1)
     let lockFile: LockFile?
 

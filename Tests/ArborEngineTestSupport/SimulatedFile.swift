@@ -1,5 +1,4 @@
 import ArborEngine
-import Synchronization
 
 /// The error a `SimulatedFile` throws when its planned crash point is reached.
 public struct SimulatedCrash: Error, Equatable {}
@@ -40,11 +39,11 @@ public final class SimulatedFile: StorageFile, Sendable {
         var writes = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// A file whose durable contents are `bytes`.
     public init(bytes: [UInt8] = [], crashAfter: Int? = nil) {
-        state = Mutex(State(current: bytes, crashAfter: crashAfter))
+        state = Locked(State(current: bytes, crashAfter: crashAfter))
     }
 
     /// Writes plus syncs performed so far (the crash points a workload offers).

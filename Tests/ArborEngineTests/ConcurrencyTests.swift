@@ -1,7 +1,7 @@
 import ArborEngine
 import ArborEngineTestSupport
 import Foundation
-import Synchronization
+
 import Testing
 
 @Suite("Snapshot readers beside one writer")
@@ -17,14 +17,14 @@ struct ConcurrencyTests {
             for i in 0..<200 { try tree.put(key(i), Array("0".utf8)) }
         }
         let commits = 150
-        let failures = Mutex<[String]>([])
-        let snapshotsRead = Mutex(0)
-        let done = Atomic<Bool>(false)
+        let failures = Locked<[String]>([])
+        let snapshotsRead = Locked(0)
+        let done = Locked(false)
         let finished = DispatchSemaphore(value: 0)
         let readers = 2
         for _ in 0..<readers {
             Thread.detachNewThread {
-                while !done.load(ordering: .acquiring) {
+                while !done.withLock({ $0 }) {
                     do {
                         try db.view { tx in
                             let tree = try tx.tree("t")
@@ -56,7 +56,7 @@ struct ConcurrencyTests {
                 }
             }
         } catch { failures.withLock { $0.append("writer: \(error)") } }
-        done.store(true, ordering: .releasing)
+        done.withLock { $0 = true }
         for _ in 0..<readers { finished.wait() }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
         #expect(snapshotsRead.withLock { $0 } > 10)
@@ -103,7 +103,7 @@ struct ConcurrencyTests {
         try fill(try tx.createTree("t"), count: 100)
         tx.abort()
         #expect(try db.view { try $0.hasTree("t") } == false)
-        let counter = Mutex(0)
+        let counter = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             for _ in 0..<25 {
                 do {
