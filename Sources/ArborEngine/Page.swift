@@ -148,6 +148,13 @@ final class Page: @unchecked Sendable {
 
     // MARK: Construction and validation
 
+    /// Copies a page image this process has just serialized itself (never bytes read from disk).
+    static func copy(id: PageID, image: UnsafeRawBufferPointer) -> Page {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
+        buffer.copyMemory(from: image)
+        return Page(id: id, bytes: buffer)
+    }
+
     /// Copies `image` (a whole page as on disk, or a decompressed logical leaf) and validates it.
     /// - Throws: `ArborError.corruptPage` naming what is wrong.
     static func validated(id: PageID, image: UnsafeRawBufferPointer, verifyChecksum: Bool) throws -> Page {

@@ -66,8 +66,6 @@ final class ReaderRegistry: Sendable {
         }
     }
 
-    var activeReaderCount: Int { state.withLock { $0.readers.values.reduce(0, +) } }
-
     func lockWriter() throws {
         writerGate.wait()
         do { try lockFile?.lockWriter() } catch {

@@ -51,11 +51,13 @@ extension WriteTransaction {
     }
 
     /// Serializes nodes and writes them, coalescing consecutive page numbers into one write.
-    /// With `keepImages`, returns the written pages for the shared cache.
+    /// With `keepImages`, returns written pages for the shared cache — only as many as it can
+    /// hold, so a large commit does not copy every page a second time.
     @discardableResult
     func writeNodes(_ nodes: [(PageID, Node)], keepImages: Bool) throws -> [Page] {
         var images: [Page] = []
         guard !nodes.isEmpty else { return images }
+        let firstKept = keepImages ? max(0, nodes.count - database.cache.capacityBytes / pageSize) : nodes.count
         let runLimit = 64
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize * runLimit, alignment: 8)
         defer { buffer.deallocate() }
@@ -73,8 +75,9 @@ extension WriteTransaction {
                 }
                 let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[(offset * pageSize)..<((offset + 1) * pageSize)])
                 node.serialize(into: slice, id: id, txid: txid)
-                if keepImages {
-                    images.append(try Page.validated(id: id, image: UnsafeRawBufferPointer(slice), verifyChecksum: false))
+                if index + offset >= firstKept {
+                    // Built by this transaction just now: no need to validate what we serialized.
+                    images.append(Page.copy(id: id, image: UnsafeRawBufferPointer(slice)))
                 }
             }
             try database.file.write(

@@ -129,6 +129,13 @@ struct Dataset {
     }
 
     func key(_ index: Int) -> [UInt8] { Array(keyBytes[(index * 16)..<(index * 16 + 16)]) }
+
+    /// A random 16-byte key for the small-commit rows (0xEE padding keeps it apart from the data set's).
+    static func commitKey(_ generator: inout SplitMix) -> [UInt8] {
+        var key = [UInt8](repeating: 0xEE, count: 16)
+        withUnsafeBytes(of: generator.next()) { for b in 0..<8 { key[b] = $0[b] } }
+        return key
+    }
     func value(_ index: Int) -> [UInt8] { Array(valuePattern[(index % 256)..<(index % 256 + 100)]) }
 }
 

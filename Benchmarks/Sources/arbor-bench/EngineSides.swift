@@ -88,9 +88,7 @@ struct ArborSide {
         var generator = SplitMix(state: durability == .full ? 199 : 99)
         return try Clock.seconds {
             for _ in 0..<count {
-                var key = [UInt8](repeating: 0xEE, count: 16)
-                var random = generator.next()
-                withUnsafeBytes(of: &random) { for b in 0..<8 { key[b] = $0[b] } }
+                let key = Dataset.commitKey(&generator)
                 try db.update { tx in try tx.tree("kv").put(key, [UInt8](repeating: 1, count: 100)) }
             }
         }
@@ -202,9 +200,7 @@ struct SQLiteSide {
         var generator = SplitMix(state: synchronous == "FULL" ? 199 : 99)
         return try Clock.seconds {
             for _ in 0..<count {
-                var key = [UInt8](repeating: 0xEE, count: 16)
-                var random = generator.next()
-                withUnsafeBytes(of: &random) { for b in 0..<8 { key[b] = $0[b] } }
+                let key = Dataset.commitKey(&generator)
                 try pool.write { db in
                     try db.execute(sql: "INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
                                    arguments: [Data(key), Data(repeating: 1, count: 100)])
