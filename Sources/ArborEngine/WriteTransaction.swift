@@ -40,6 +40,9 @@ public final class WriteTransaction: Transaction {
 
     public override var isWritable: Bool { true }
 
+    /// The transaction id this transaction's commit will carry (one above its snapshot).
+    public var transactionID: UInt64 { txid }
+
     var pageSize: Int { meta.pageSize }
 
     // MARK: Lifecycle

@@ -1,0 +1,279 @@
+extension ManagedObjectContext {
+    /// Saves every change to the stores, atomically per store.
+    ///
+    /// Calls `willSave` on each changed object, then validates everything (non-optional values,
+    /// types, to-many counts, deny rules); if anything fails, nothing is written and the error
+    /// lists every failure. The store then checks uniqueness constraints and optimistic locking
+    /// under its write lock, assigns permanent IDs, bumps row versions and commits.
+    ///
+    /// With several stores, all are written and checked first (each under its write lock) and
+    /// committed only if all succeeded; an I/O failure while committing a later store leaves
+    /// earlier stores committed (the exact guarantee is in Spec/object-store.md).
+    /// - Throws: `ValidationError`, `StoreError.conflicts`, `StoreError` for I/O and read-only stores.
+    public func save() throws {
+        guard hasChanges else { return }
+        for object in Array(changed.values) where object.hasChanges { object.willSave() }
+        let failures = pendingFailures + validate()
+        guard failures.isEmpty else { throw ValidationError(failures: failures) }
+        guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore }
+
+        var requests: [ObjectIdentifier: (store: PersistentStore, request: SaveRequest)] = [:]
+        func add(_ id: ObjectID, _ edit: (inout SaveRequest) -> Void) throws {
+            let store = try coordinator.store(for: id)
+            var entry = requests[ObjectIdentifier(store)] ?? (store, SaveRequest())
+            edit(&entry.request)
+            requests[ObjectIdentifier(store)] = entry
+        }
+        let saved = Array(changed.values)
+        for object in saved {
+            let id = object.objectID
+            if object.deletedFlag {
+                if !object.insertedFlag && !id.isTemporaryID {
+                    try add(id) { $0.deletes.append(SaveRequest.RowDelete(id: id, expectedVersion: object.committedVersion)) }
+                }
+                continue
+            }
+            if object.insertedFlag {
+                let columns = writeColumns(object)
+                try add(id) { $0.inserts.append(SaveRequest.RowWrite(id: id, columns: columns, expectedVersion: nil)) }
+            } else if !object.changes.isEmpty {
+                try fulfill(object)
+                let columns = writeColumns(object)
+                try add(id) { $0.updates.append(SaveRequest.RowWrite(id: id, columns: columns, expectedVersion: object.committedVersion)) }
+            }
+            for relationship in object.info.relationships where relationship.kind != .toOne {
+                guard let state = object.toMany[relationship.slot], state.isChanged else { continue }
+                let name = relationship.description.name
+                if relationship.kind == .oneToMany {
+                    if relationship.description.isOrdered && state.orderChanged, let current = state.current {
+                        try add(id) { $0.orderedLists.append(SaveRequest.OrderedList(owner: id, relationship: name, members: current)) }
+                    }
+                    continue
+                }
+                var change = SaveRequest.JoinChange(owner: id, relationship: name, members: nil)
+                if let current = state.current {
+                    if state.orderChanged || state.committed == nil {
+                        change.members = current
+                    } else {
+                        let committed = state.committed ?? []
+                        let currentSet = Set(current), committedSet = Set(committed)
+                        change.added = current.filter { !committedSet.contains($0) }
+                        change.removed = committed.filter { !currentSet.contains($0) }
+                    }
+                } else {
+                    change.added = state.added
+                    change.removed = Array(state.removed)
+                }
+                try add(id) { $0.joinChanges.append(change) }
+            }
+        }
+
+        // Phase one: write and check every store; phase two: commit them all.
+        let ordered = requests.values.sorted { $0.store.identifier.uuidString < $1.store.identifier.uuidString }
+        var prepared: [PreparedSave] = []
+        do {
+            for entry in ordered where !entry.request.isEmpty { prepared.append(try entry.store.prepareSave(entry.request)) }
+        } catch {
+            for save in prepared { save.abort() }
+            throw error
+        }
+        var committed = 0
+        do {
+            for save in prepared {
+                try save.commit()
+                committed += 1
+            }
+        } catch {
+            for save in prepared[committed...] { save.abort() }
+            throw error
+        }
+        try applySaveResults(prepared, saved: saved)
+    }
+
+    private func writeColumns(_ object: ManagedObject) -> [WriteColumn] {
+        (0..<object.info.columnCount).map { slot in
+            switch currentValue(object, slot: slot) {
+            case .value(let value): return .value(value)
+            case .reference(let target): return target.map(WriteColumn.reference) ?? .value(.null)
+            case .invalid: return .value(.null)
+            }
+        }
+    }
+
+    private func applySaveResults(_ prepared: [PreparedSave], saved: [ManagedObject]) throws {
+        var permanent: [ObjectID: ObjectID] = [:]
+        var rows: [ObjectID: (StoredRow, PersistentStore)] = [:]
+        for save in prepared {
+            permanent.merge(save.result.permanentIDs) { a, _ in a }
+            for (id, row) in save.result.writtenRows { rows[id] = (row, save.store) }
+        }
+        let remap: (ObjectID) -> ObjectID = { permanent[$0] ?? $0 }
+        changed = [:]
+        pendingFailures = []
+        for object in saved {
+            if object.deletedFlag {
+                unregister(object)
+                object.managedObjectContext = nil
+                continue
+            }
+            if let newID = permanent[object.objectID] {
+                unregister(object)
+                object.objectID = newID
+                register(object)
+            }
+            if let (row, store) = rows[object.objectID] {
+                object.changes = [:]
+                try apply(row, to: object, from: store)
+            } else {
+                // Only to-many changes: the row itself is unchanged; committed references may
+                // still name objects inserted by this save.
+                object.committedValues = object.committedValues?.map { value in
+                    if case .reference(let target?) = value { return .reference(remap(target)) }
+                    return value
+                }
+            }
+            object.insertedFlag = false
+            for slot in object.toMany.indices { object.toMany[slot]?.commit(remap: remap) }
+        }
+        // Loaded to-many lists of other objects may name objects inserted by this save.
+        if !permanent.isEmpty {
+            for box in registered.values {
+                guard let object = box.object else { continue }
+                for slot in object.toMany.indices where object.toMany[slot]?.current != nil {
+                    object.toMany[slot]?.current = object.toMany[slot]?.current?.map(remap)
+                    object.toMany[slot]?.committed = object.toMany[slot]?.committed?.map(remap)
+                }
+            }
+        }
+    }
+
+    /// Every validation failure of the pending changes.
+    func validate() -> [ValidationFailure] {
+        var failures: [ValidationFailure] = []
+        for object in changed.values {
+            let info = object.info
+            let id = object.objectID
+            func fail(_ key: String, _ kind: ValidationFailureKind) {
+                failures.append(ValidationFailure(objectID: id, entity: info.name, key: key, kind: kind))
+            }
+            if object.deletedFlag {
+                for relationship in info.relationships where relationship.description.deleteRule == .deny {
+                    let targets = relationship.kind == .toOne ? toOneTarget(object, relationship).map { [$0] } ?? []
+                                                              : members(object, relationship)
+                    let remaining = targets.filter { registeredObject(for: $0)?.deletedFlag != true }
+                    if !remaining.isEmpty { fail(relationship.description.name, .deleteDenied(count: remaining.count)) }
+                }
+                continue
+            }
+            if info.code == 0 {
+                fail("", .entityNotInModel)
+                continue
+            }
+            let checkAll = object.insertedFlag
+            for attribute in info.attributes where checkAll || object.changes[attribute.slot] != nil {
+                let description = attribute.description
+                switch currentValue(object, slot: attribute.slot) {
+                case .invalid(let detail): fail(description.name, .invalidValue(detail))
+                case .reference: fail(description.name, .typeMismatch(expected: description.type, found: "object"))
+                case .value(let value):
+                    if value.isNull {
+                        if !description.isOptional { fail(description.name, .missingValue) }
+                    } else if !value.fits(description.type) {
+                        fail(description.name, .typeMismatch(expected: description.type, found: value.kindName))
+                    }
+                }
+            }
+            for relationship in info.relationships {
+                let description = relationship.description
+                if relationship.kind == .toOne {
+                    guard checkAll || object.changes[relationship.slot] != nil else { continue }
+                    let target = toOneTarget(object, relationship)
+                    if target == nil && !description.isOptional { fail(description.name, .missingValue) }
+                    if let target, let related = registeredObject(for: target), related.deletedFlag {
+                        fail(description.name, .danglingReference(target))
+                    }
+                    continue
+                }
+                guard description.minCount > 0 || description.maxCount != nil,
+                      checkAll || object.toMany[relationship.slot]?.isChanged == true else { continue }
+                let count = members(object, relationship).filter { registeredObject(for: $0)?.deletedFlag != true }.count
+                if count < description.minCount { fail(description.name, .tooFewMembers(minimum: description.minCount, count: count)) }
+                if let maximum = description.maxCount, count > maximum {
+                    fail(description.name, .tooManyMembers(maximum: maximum, count: count))
+                }
+            }
+        }
+        return failures.sorted { ($0.entity, $0.key, $0.objectID?.primaryKey ?? 0) < ($1.entity, $1.key, $1.objectID?.primaryKey ?? 0) }
+    }
+
+    // MARK: Discarding changes
+
+    /// Turns `object` back into a fault. With `mergeChanges`, its unsaved changes are kept and
+    /// re-applied over the freshly read row; otherwise they are discarded. Loaded to-many lists
+    /// are released, so objects reachable only through them can go away.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard owns(object), !object.insertedFlag else { return }
+        object.committedValues = nil
+        object.committedVersion = nil
+        object.isFaultState = true
+        if mergeChanges {
+            for slot in object.toMany.indices {
+                guard var state = object.toMany[slot] else { continue }
+                if !state.isChanged {
+                    object.toMany[slot] = nil
+                    continue
+                }
+                if let current = state.current {
+                    let committed = state.committed ?? []
+                    let currentSet = Set(current), committedSet = Set(committed)
+                    state.added = current.filter { !committedSet.contains($0) }
+                    state.removed = Set(committed.filter { !currentSet.contains($0) })
+                    state.current = nil
+                    state.committed = nil
+                    state.orderChanged = false
+                    object.toMany[slot] = state
+                }
+            }
+        } else {
+            object.changes = [:]
+            object.deletedFlag = false
+            for slot in object.toMany.indices { object.toMany[slot] = nil }
+            changed[object.objectID] = nil
+        }
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes.
+    public func refreshAllObjects() {
+        for object in registeredObjects { refresh(object, mergeChanges: true) }
+    }
+
+    /// Discards every unsaved change: inserted objects are forgotten, updated and deleted ones
+    /// become faults of their stored state.
+    public func rollback() {
+        for object in Array(changed.values) {
+            if object.insertedFlag || (object.deletedFlag && object.objectID.isTemporaryID) {
+                unregister(object)
+                object.managedObjectContext = nil
+            } else {
+                refresh(object, mergeChanges: false)
+            }
+        }
+        changed = [:]
+        pendingFailures = []
+    }
+
+    /// Forgets every object: registered objects are detached from the context (their
+    /// `managedObjectContext` becomes nil) and unsaved changes are discarded.
+    public func reset() {
+        for box in registered.values {
+            guard let object = box.object else { continue }
+            object.managedObjectContext = nil
+            object.changes = [:]
+            object.isFaultState = true
+        }
+        for object in changed.values { object.managedObjectContext = nil }
+        registered = [:]
+        changed = [:]
+        pendingFailures = []
+    }
+}

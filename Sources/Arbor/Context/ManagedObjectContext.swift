@@ -1,0 +1,191 @@
+import Dispatch
+import Foundation
+
+/// A scratchpad of managed objects over a coordinator (Core Data's `NSManagedObjectContext`).
+///
+/// **Confinement.** A context and its objects belong to one queue: the main queue for a
+/// `.mainQueue` context (the view context), a private serial queue otherwise. Run work with
+/// `perform` (async) or `performAndWait`; objects are not `Sendable`, so handing one to another
+/// context does not compile — pass `objectID`s. Using an object of another context in a call
+/// (`delete`, a relationship) is reported as `ContextError.objectFromAnotherContext`.
+///
+/// **Identity map.** One object per ID per context. Unchanged objects are held weakly and go
+/// away when the app drops them; inserted, updated and deleted objects are held until saved.
+public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
+    public enum ConcurrencyType: Sendable {
+        case mainQueue
+        case privateQueue
+    }
+
+    final class WeakObject {
+        weak var object: ManagedObject?
+        init(_ object: ManagedObject) { self.object = object }
+    }
+
+    public let concurrencyType: ConcurrencyType
+    public let persistentStoreCoordinator: PersistentStoreCoordinator?
+    /// A name for debugging.
+    public var name: String?
+    /// How old (in seconds) a row in the store's row cache may be to fulfill a fault. Negative
+    /// (the default): any age; 0: always re-read the row from the file (Core Data's convention).
+    public var stalenessInterval: TimeInterval = -1
+    /// The last error met while firing a fault through a non-throwing accessor (the property
+    /// then reads as its fallback value). Use `existingObject(with:)` to get such errors thrown.
+    public internal(set) var lastFaultError: Error?
+
+    let queue: DispatchQueue
+    private let queueToken = DispatchSpecificKey<ObjectIdentifier>()
+    var registered: [ObjectID: WeakObject] = [:]
+    /// Inserted, updated and deleted objects, held strongly until saved or rolled back.
+    var changed: [ObjectID: ManagedObject] = [:]
+    /// Problems found by non-throwing setters, reported by the next save.
+    var pendingFailures: [ValidationFailure] = []
+    private var operationsSincePurge = 0
+
+    var model: ManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
+
+    /// A context on `coordinator`.
+    public init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator?) {
+        self.concurrencyType = concurrencyType
+        self.persistentStoreCoordinator = coordinator
+        switch concurrencyType {
+        case .mainQueue: queue = DispatchQueue.main
+        case .privateQueue: queue = DispatchQueue(label: "arbor.context")
+        }
+        if concurrencyType == .privateQueue { queue.setSpecific(key: queueToken, value: ObjectIdentifier(self)) }
+    }
+
+    public var description: String { "<ManagedObjectContext \(name ?? "") \(concurrencyType)>" }
+
+    // MARK: Running work on the context's queue
+
+    private var isOnQueue: Bool {
+        switch concurrencyType {
+        case .mainQueue: return Thread.isMainThread
+        case .privateQueue: return DispatchQueue.getSpecific(key: queueToken) == ObjectIdentifier(self)
+        }
+    }
+
+    /// Runs `body` on the context's queue and returns its result.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Schedules `body` on the context's queue and returns at once.
+    public func perform(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
+    /// Runs `body` on the context's queue and waits for it (inline when already on the queue).
+    public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
+        if isOnQueue { return try body() }
+        return try queue.sync(execute: body)
+    }
+
+    // MARK: Identity map
+
+    func store(for id: ObjectID) throws -> PersistentStore {
+        guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore }
+        return try coordinator.store(for: id)
+    }
+
+    /// Creates the object for `id` (a fault) and registers it.
+    func instantiate(_ id: ObjectID) -> ManagedObject {
+        let object = id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
+        register(object)
+        return object
+    }
+
+    func register(_ object: ManagedObject) {
+        registered[object.objectID] = WeakObject(object)
+        if !object.objectID.isTemporaryID, object.cacheRetention == nil, let store = try? store(for: object.objectID) {
+            let key = RowKey(object.objectID)
+            store.rowCache.retain(key)
+            object.cacheRetention = (store.rowCache, key)
+        }
+        operationsSincePurge += 1
+        if operationsSincePurge > max(1024, registered.count) { purgeReleased() }
+    }
+
+    func unregister(_ object: ManagedObject) {
+        if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
+        changed[object.objectID] = nil
+    }
+
+    /// Drops identity-map entries of objects the app released.
+    func purgeReleased() {
+        operationsSincePurge = 0
+        registered = registered.filter { $0.value.object != nil }
+    }
+
+    func registerInserted(_ object: ManagedObject) {
+        object.insertedFlag = true
+        object.isFaultState = false
+        for attribute in object.info.attributes {
+            if let value = attribute.description.defaultValue { object.changes[attribute.slot] = .value(value) }
+        }
+        register(object)
+        changed[object.objectID] = object
+        object.awakeFromInsert()
+    }
+
+    /// Inserts an object created without a context (Core Data's `insert(_:)`): only objects
+    /// created with `init(context:)` for this context can be inserted.
+    public func insert(_ object: ManagedObject) {
+        guard object.managedObjectContext === self else {
+            pendingFailures.append(ValidationFailure(objectID: object.objectID, entity: object.entityName, key: "",
+                                                     kind: .objectFromAnotherContext(object.objectID)))
+            return
+        }
+        if object.deletedFlag && !object.insertedFlag { return }
+        if registered[object.objectID]?.object !== object { registerInserted(object) }
+    }
+
+    /// Creates and inserts an object of the entity named `entityName`.
+    /// - Throws: `ContextError.unknownEntity`.
+    public func insertNewObject(forEntityName entityName: String) throws -> ManagedObject {
+        guard let info = model?.info(named: entityName) else { throw ContextError.unknownEntity(entityName) }
+        let object = info.managedObjectClass.init(ObjectConstruction(id: ObjectID.makeTemporary(info), context: self))
+        registerInserted(object)
+        return object
+    }
+
+    /// The object for `id`: the registered one, or a new fault. Never does I/O; reading a
+    /// property of a fault whose row is gone reads fallback values and sets `lastFaultError`.
+    public func object(with id: ObjectID) -> ManagedObject {
+        if let object = registered[id]?.object { return object }
+        return instantiate(id)
+    }
+
+    /// The object for `id` with its data loaded.
+    /// - Throws: `ContextError.objectNotFound` when no row exists; store errors.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        let object = self.object(with: id)
+        if object.deletedFlag && object.insertedFlag == false && changed[id] == nil { throw ContextError.objectNotFound(id) }
+        try fulfill(object)
+        return object
+    }
+
+    /// The registered object for `id`, if this context has one; never creates one.
+    public func registeredObject(for id: ObjectID) -> ManagedObject? { registered[id]?.object }
+
+    /// Every object the context currently holds.
+    public var registeredObjects: Set<ManagedObject> {
+        purgeReleased()
+        return Set(registered.values.compactMap(\.object))
+    }
+
+    public var insertedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.insertedFlag && !$0.deletedFlag }) }
+    public var updatedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.isUpdated }) }
+    public var deletedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.deletedFlag && !$0.insertedFlag }) }
+    public var hasChanges: Bool { changed.values.contains { $0.hasChanges } || !pendingFailures.isEmpty }
+
+    func noteChanged(_ object: ManagedObject) {
+        changed[object.objectID] = object
+    }
+
+    /// Checks that `object` belongs to this context.
+    func owns(_ object: ManagedObject) -> Bool { object.managedObjectContext === self }
+}

@@ -1,0 +1,153 @@
+import ArborEngine
+import Foundation
+
+/// Failures of opening, reading and writing a persistent store.
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No file at the path, and the store was not asked to create one.
+    case fileNotFound(path: String)
+    /// The file is not an Arbor store (another format, or an engine file without an object model).
+    case notAStoreFile(path: String, detail: String)
+    /// The file is an Arbor store, but damaged; the detail names the page or record.
+    case corruptStore(path: String, detail: String)
+    /// The store was written with a different model; `differences` lists each change.
+    case modelMismatch(path: String, storeHash: String, modelHash: String, differences: [String])
+    /// A row's bytes do not decode; `location` names the tree and key.
+    case corruptRow(location: String, detail: String)
+    /// A write was attempted on a store opened read-only.
+    case readOnlyStore(path: String)
+    /// No store of the coordinator holds the entity.
+    case noStoreForEntity(String)
+    /// The storage engine failed (I/O error, corrupt page, …).
+    case engine(ArborError)
+    /// Rows changed or deleted by someone else since this context read them.
+    case conflicts([SaveConflict])
+
+    public var description: String {
+        switch self {
+        case .fileNotFound(let path): return "\(path): no such store file"
+        case .notAStoreFile(let path, let detail): return "\(path): not an Arbor store: \(detail)"
+        case .corruptStore(let path, let detail): return "\(path): corrupt store: \(detail)"
+        case .modelMismatch(let path, let storeHash, let modelHash, let differences):
+            return "\(path): the store's model (\(storeHash)) differs from the app's model (\(modelHash)): "
+                + differences.joined(separator: "; ")
+        case .corruptRow(let location, let detail): return "corrupt row \(location): \(detail)"
+        case .readOnlyStore(let path): return "\(path): the store is read-only"
+        case .noStoreForEntity(let name): return "no store of the coordinator holds entity \(name)"
+        case .engine(let error): return error.description
+        case .conflicts(let conflicts):
+            return "optimistic locking failure: " + conflicts.map(\.description).joined(separator: "; ")
+        }
+    }
+}
+
+/// A row that changed underneath a context between its read and its save.
+public struct SaveConflict: Equatable, Sendable, CustomStringConvertible {
+    public var objectID: ObjectID
+    /// The version the context last read.
+    public var expectedVersion: UInt64
+    /// The version in the store now (nil: the row was deleted).
+    public var storedVersion: UInt64?
+
+    public var description: String {
+        "\(objectID): expected version \(expectedVersion), store has \(storedVersion.map(String.init) ?? "no row (deleted)")"
+    }
+}
+
+/// Why an object cannot be saved.
+public enum ValidationFailureKind: Equatable, Sendable {
+    /// A non-optional attribute or to-one relationship is nil.
+    case missingValue
+    /// The value set does not have the attribute's type.
+    case typeMismatch(expected: AttributeType, found: String)
+    case tooFewMembers(minimum: Int, count: Int)
+    case tooManyMembers(maximum: Int, count: Int)
+    /// A relationship with the deny rule still has members.
+    case deleteDenied(count: Int)
+    /// Another object has the same values for a uniqueness constraint.
+    case uniqueConstraint(properties: [String], conflictingObject: ObjectID)
+    /// A to-one relationship points at an object that is being deleted or is not saved anywhere.
+    case danglingReference(ObjectID)
+    /// The object's class is not the class of any entity in the model.
+    case entityNotInModel
+    /// An object of another context was used in this one (pass object IDs between contexts).
+    case objectFromAnotherContext(ObjectID)
+    /// A dynamic `setValue(_:forKey:)` could not be applied (unknown key, wrong type).
+    case invalidValue(String)
+}
+
+/// One validation failure: which object, which property, what is wrong.
+public struct ValidationFailure: Equatable, Sendable, CustomStringConvertible {
+    public var objectID: ObjectID?
+    public var entity: String
+    public var key: String
+    public var kind: ValidationFailureKind
+
+    public var description: String {
+        let subject = "\(entity).\(key)" + (objectID.map { " of \($0)" } ?? "")
+        switch kind {
+        case .missingValue: return "\(subject): a value is required"
+        case .typeMismatch(let expected, let found): return "\(subject): expected \(expected.rawValue), found \(found)"
+        case .tooFewMembers(let minimum, let count): return "\(subject): \(count) members, at least \(minimum) required"
+        case .tooManyMembers(let maximum, let count): return "\(subject): \(count) members, at most \(maximum) allowed"
+        case .deleteDenied(let count): return "\(subject): cannot delete while \(count) related objects remain (deny rule)"
+        case .uniqueConstraint(let properties, let other):
+            return "\(subject): values of (\(properties.joined(separator: ", "))) are already used by \(other)"
+        case .danglingReference(let target): return "\(subject): refers to \(target), which is deleted or not in the graph"
+        case .entityNotInModel: return "\(subject): the object's class is not an entity of the model"
+        case .objectFromAnotherContext(let other): return "\(subject): \(other) belongs to another context"
+        case .invalidValue(let detail): return "\(subject): \(detail)"
+        }
+    }
+}
+
+/// A save refused before anything was written: every failure is listed.
+public struct ValidationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var failures: [ValidationFailure]
+    public var description: String {
+        "validation failed (\(failures.count)): " + failures.map(\.description).joined(separator: "; ")
+    }
+}
+
+/// Misuse of a context or object that the context detects at run time.
+public enum ContextError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No row exists for the ID (deleted, or never saved).
+    case objectNotFound(ObjectID)
+    /// The object belongs to another context: pass its `objectID` instead.
+    case objectFromAnotherContext(ObjectID)
+    /// The entity has no property of that name.
+    case unknownKey(entity: String, key: String)
+    /// The value does not fit the property.
+    case invalidValue(entity: String, key: String, detail: String)
+    /// The URI does not name an object of this coordinator's stores.
+    case invalidURI(String)
+    /// The entity name is not in the model.
+    case unknownEntity(String)
+    /// The class is not the class of exactly one entity in the model.
+    case unknownClass(String)
+    /// The context has no persistent store coordinator with a store.
+    case noPersistentStore
+
+    public var description: String {
+        switch self {
+        case .objectNotFound(let id): return "no object for \(id): it was deleted or never saved"
+        case .objectFromAnotherContext(let id): return "\(id) belongs to another context; pass its objectID instead"
+        case .unknownKey(let entity, let key): return "entity \(entity) has no property \(key)"
+        case .invalidValue(let entity, let key, let detail): return "\(entity).\(key): \(detail)"
+        case .invalidURI(let uri): return "\(uri) does not name an object of this coordinator"
+        case .unknownEntity(let name): return "entity \(name) is not in the model"
+        case .unknownClass(let name): return "class \(name) is not the class of exactly one entity of the model"
+        case .noPersistentStore: return "the context's coordinator has no persistent store"
+        }
+    }
+}
+
+/// Maps engine errors to store errors naming the file.
+func storeError(_ error: Error, path: String) -> Error {
+    guard let engine = error as? ArborError else { return error }
+    switch engine {
+    case .notAnArborFile, .unsupportedFormatVersion: return StoreError.notAStoreFile(path: path, detail: engine.description)
+    case .corruptPage, .pageOutOfRange, .truncatedFile, .noValidMetaPage, .decompressionFailed, .malformedTupleKey:
+        return StoreError.corruptStore(path: path, detail: engine.description)
+    default: return StoreError.engine(engine)
+    }
+}

@@ -1,0 +1,124 @@
+/// An entity resolved within its model: inherited properties, storage slots, indexes and the
+/// trees that hold its rows. Immutable once the model is built.
+final class EntityInfo: Sendable {
+    enum Property: Sendable {
+        case attribute(Int)
+        case relationship(Int)
+    }
+
+    struct Attribute: Sendable {
+        let description: AttributeDescription
+        /// Position in the object's stored values and in the row's columns.
+        let slot: Int
+    }
+
+    enum RelationshipKind: Sendable {
+        /// Stored as a column of this entity's rows.
+        case toOne
+        /// The inverse of a to-one: read through the destination's foreign-key index.
+        case oneToMany
+        /// Stored in a join tree on both sides.
+        case manyToMany
+    }
+
+    struct Relationship: Sendable {
+        let description: RelationshipDescription
+        let kind: RelationshipKind
+        /// For a to-one: its column slot. For a to-many: its position among to-many states.
+        let slot: Int
+        /// For a to-one whose inverse is ordered: the slot of the hidden order column.
+        let orderSlot: Int?
+        let destinationName: String
+        /// Root entity of the destination's hierarchy.
+        let destinationRoot: String
+        /// Codes of the destination entity and its sub-entities (the valid targets).
+        let destinationCodes: Set<UInt16>
+        /// For many-to-many: the join tree and this side's number (0 or 1) in it.
+        let joinTree: String?
+        let joinSide: UInt8
+        /// For a to-one: the tree of its foreign-key index.
+        let foreignKeyTree: String?
+    }
+
+    struct Index: Sendable {
+        let name: String
+        let tree: String
+        /// Column slots of the key, most significant first.
+        let slots: [Int]
+        let properties: [String]
+        let isUnique: Bool
+        /// Foreign-key index of an ordered relationship: the order column follows the key.
+        let orderSlot: Int?
+        /// The automatic index of a to-one relationship: rows with a nil reference have no entry.
+        var isForeignKey: Bool { tree.hasPrefix("fk.") }
+    }
+
+    let name: String
+    let code: UInt16
+    let schema: EntitySchema
+    let managedObjectClass: ManagedObject.Type
+    let superentityName: String?
+    let rootName: String
+    let rootCode: UInt16
+    /// Codes of this entity and every entity below it.
+    let descendantCodes: Set<UInt16>
+    let isAbstract: Bool
+    let attributes: [Attribute]
+    let relationships: [Relationship]
+    /// Number of stored columns (attributes, to-one references, order columns).
+    let columnCount: Int
+    let toManyCount: Int
+    let propertiesByName: [String: Property]
+    /// Indexes maintained for rows of this entity (declared here or inherited, plus foreign keys).
+    let indexes: [Index]
+    let rowTree: String
+    /// Hash of the root entity's name: IDs of one hierarchy share it.
+    let rootHash: Int
+
+    init(name: String, code: UInt16, schema: EntitySchema, managedObjectClass: ManagedObject.Type, rootName: String, rootCode: UInt16,
+         descendantCodes: Set<UInt16>, attributes: [Attribute], relationships: [Relationship], columnCount: Int,
+         toManyCount: Int, indexes: [Index]) {
+        self.name = name
+        self.code = code
+        self.schema = schema
+        self.managedObjectClass = managedObjectClass
+        self.superentityName = schema.superentity
+        self.rootName = rootName
+        self.rootCode = rootCode
+        self.descendantCodes = descendantCodes
+        self.isAbstract = schema.isAbstract
+        self.attributes = attributes
+        self.relationships = relationships
+        self.columnCount = columnCount
+        self.toManyCount = toManyCount
+        var byName: [String: Property] = [:]
+        for (index, attribute) in attributes.enumerated() { byName[attribute.description.name] = .attribute(index) }
+        for (index, relationship) in relationships.enumerated() { byName[relationship.description.name] = .relationship(index) }
+        self.propertiesByName = byName
+        self.indexes = indexes
+        self.rowTree = StoreLayout.rowTree(root: rootName)
+        self.rootHash = rootName.hashValue
+    }
+
+    func attribute(named name: String) -> Attribute? {
+        if case .attribute(let index) = propertiesByName[name] { return attributes[index] }
+        return nil
+    }
+
+    func relationship(named name: String) -> Relationship? {
+        if case .relationship(let index) = propertiesByName[name] { return relationships[index] }
+        return nil
+    }
+
+    /// Whether `other` is this entity or one of its sub-entities.
+    func includes(_ other: EntityInfo) -> Bool { descendantCodes.contains(other.code) }
+}
+
+/// Names of the trees that hold the object graph (see Spec/object-store.md).
+enum StoreLayout {
+    static let metadataTree = "arbor.metadata"
+    static func rowTree(root: String) -> String { "rows.\(root)" }
+    static func indexTree(entity: String, index: String) -> String { "index.\(entity).\(index)" }
+    static func foreignKeyTree(entity: String, relationship: String) -> String { "fk.\(entity).\(relationship)" }
+    static func joinTree(entity: String, relationship: String) -> String { "join.\(entity).\(relationship)" }
+}

@@ -1,0 +1,88 @@
+import ArborEngine
+import Foundation
+
+/// A validated set of entities: the schema of an object graph (Core Data's `NSManagedObjectModel`).
+///
+/// Declared in code, checked once (every relationship has a matching inverse, every index names
+/// real properties, defaults fit their types), and stored in each store file with its
+/// `versionHash`, so tools can read a store without the app and a changed model is detected.
+public final class ManagedObjectModel: Sendable {
+    /// The name of the configuration that holds every entity.
+    public static let defaultConfiguration = "Default"
+
+    public let entities: [EntityDescription]
+    /// The code-independent form stored in files.
+    public let schema: ModelSchema
+    /// A hash of `schema`: equal hashes mean identical stored layouts.
+    public let versionHash: String
+    let infos: [EntityInfo]
+    let infosByName: [String: EntityInfo]
+    let infosByCode: [UInt16: EntityInfo]
+    let infosByClass: [ObjectIdentifier: EntityInfo]
+
+    /// Builds and validates a model.
+    /// - Parameter configurations: named subsets of entities, for stores that hold only some.
+    /// - Throws: `ModelError` naming the first problem found.
+    public init(entities: [EntityDescription], configurations: [String: [String]] = [:]) throws {
+        self.entities = entities
+        guard entities.count < Int(UInt16.max) else { throw ModelError.tooManyEntities(entities.count) }
+        var declared: [String: EntityDescription] = [:]
+        for entity in entities {
+            guard Self.isValidName(entity.name) else { throw ModelError.invalidName(entity: entity.name, name: entity.name) }
+            guard declared[entity.name] == nil else { throw ModelError.duplicateEntity(entity.name) }
+            declared[entity.name] = entity
+        }
+        for (name, members) in configurations {
+            for member in members where declared[member] == nil {
+                throw ModelError.unknownConfigurationEntity(configuration: name, entity: member)
+            }
+        }
+        let resolver = try ModelResolver(declared: declared)
+        infos = try resolver.resolve()
+        infosByName = Dictionary(uniqueKeysWithValues: infos.map { ($0.name, $0) })
+        infosByCode = Dictionary(uniqueKeysWithValues: infos.map { ($0.code, $0) })
+        var byClass: [ObjectIdentifier: EntityInfo] = [:]
+        var ambiguous: Set<ObjectIdentifier> = [ObjectIdentifier(ManagedObject.self)]
+        for info in infos {
+            let key = ObjectIdentifier(info.managedObjectClass)
+            if byClass[key] != nil { ambiguous.insert(key) }
+            byClass[key] = info
+        }
+        for key in ambiguous { byClass[key] = nil }
+        infosByClass = byClass
+        schema = ModelSchema(entities: infos.map(\.schema), configurations: configurations)
+        versionHash = Self.hash(of: schema)
+    }
+
+    /// The names of the entities in `configuration` (all of them for `defaultConfiguration`).
+    public func entityNames(inConfiguration configuration: String) -> [String]? {
+        if configuration == Self.defaultConfiguration { return infos.map(\.name) }
+        return schema.configurations[configuration]
+    }
+
+    /// The entity named `name`.
+    public func entity(named name: String) -> EntityDescription? { entities.first { $0.name == name } }
+
+    func info(named name: String) -> EntityInfo? { infosByName[name] }
+
+    func info(for type: ManagedObject.Type) -> EntityInfo? { infosByClass[ObjectIdentifier(type)] }
+
+    /// The hash stored with a model: XXH3-64 of its canonical JSON, in hex.
+    static func hash(of schema: ModelSchema) -> String {
+        let bytes = (try? canonicalJSON(schema)) ?? []
+        let value = XXH3.hash(bytes)
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    static func canonicalJSON(_ schema: ModelSchema) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Array(try encoder.encode(schema))
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, !(("0"..."9").contains(first)), name.utf8.count <= 200 else { return false }
+        return name.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
+    }
+}

@@ -1,0 +1,36 @@
+/// A model declaration that cannot be used; each case names the entity and property at fault.
+public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
+    case duplicateEntity(String)
+    case unknownSuperentity(entity: String, superentity: String)
+    case inheritanceCycle(entity: String)
+    case duplicateProperty(entity: String, property: String)
+    case invalidName(entity: String, name: String)
+    case unknownDestination(entity: String, relationship: String, destination: String)
+    case missingInverse(entity: String, relationship: String, inverse: String)
+    case inverseMismatch(entity: String, relationship: String, detail: String)
+    case unknownIndexProperty(entity: String, index: String, property: String)
+    case invalidDefault(entity: String, attribute: String, detail: String)
+    case unknownConfigurationEntity(configuration: String, entity: String)
+    case tooManyEntities(Int)
+
+    public var description: String {
+        switch self {
+        case .duplicateEntity(let name): return "entity \(name) is declared twice"
+        case .unknownSuperentity(let entity, let parent): return "entity \(entity): superentity \(parent) is not in the model"
+        case .inheritanceCycle(let entity): return "entity \(entity): its superentity chain loops"
+        case .duplicateProperty(let entity, let property): return "entity \(entity): property \(property) is declared twice (or repeats an inherited one)"
+        case .invalidName(let entity, let name): return "entity \(entity): \"\(name)\" is not a valid name (letters, digits, _; not starting with a digit)"
+        case .unknownDestination(let entity, let relationship, let destination):
+            return "\(entity).\(relationship): destination entity \(destination) is not in the model"
+        case .missingInverse(let entity, let relationship, let inverse):
+            return "\(entity).\(relationship): inverse \(inverse) is not a relationship of the destination"
+        case .inverseMismatch(let entity, let relationship, let detail): return "\(entity).\(relationship): \(detail)"
+        case .unknownIndexProperty(let entity, let index, let property):
+            return "entity \(entity), index \(index): \(property) is not an attribute or to-one relationship"
+        case .invalidDefault(let entity, let attribute, let detail): return "\(entity).\(attribute): invalid default value: \(detail)"
+        case .unknownConfigurationEntity(let configuration, let entity):
+            return "configuration \(configuration) names entity \(entity), which is not in the model"
+        case .tooManyEntities(let count): return "a model holds at most 65535 entities, not \(count)"
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// An attribute of an entity.
+public struct AttributeDescription: Codable, Hashable, Sendable {
+    public var name: String
+    public var type: AttributeType
+    /// Whether nil is a valid value at save time.
+    public var isOptional: Bool
+    /// The value a newly inserted object starts with (nil: no default, the attribute starts nil).
+    public var defaultValue: AttributeValue?
+    /// Whether the attribute gets a single-column index.
+    public var isIndexed: Bool
+    /// The attribute's former name, for lightweight migration (Core Data's renaming identifier).
+    public var renamingIdentifier: String?
+
+    public init(_ name: String, _ type: AttributeType, optional: Bool = false, defaultValue: AttributeValue? = nil,
+                indexed: Bool = false, renamingIdentifier: String? = nil) {
+        self.name = name
+        self.type = type
+        self.isOptional = optional
+        self.defaultValue = defaultValue
+        self.isIndexed = indexed
+        self.renamingIdentifier = renamingIdentifier
+    }
+}
+
+/// What happens to related objects when an object is deleted.
+public enum DeleteRule: String, Codable, Sendable, CaseIterable {
+    /// Remove the deleted object from the inverse relationship of each related object.
+    case nullify
+    /// Delete the related objects too.
+    case cascade
+    /// Refuse to save while related objects exist.
+    case deny
+    /// Leave related objects as they are (their inverse then points at a deleted object).
+    case noAction
+}
+
+/// A relationship from one entity to another. Every relationship names its inverse, and both
+/// sides are kept in step by the context.
+public struct RelationshipDescription: Codable, Hashable, Sendable {
+    public var name: String
+    public var destination: String
+    public var inverse: String
+    public var isToMany: Bool
+    /// Whether a to-many relationship keeps its members in the order they were set.
+    public var isOrdered: Bool
+    public var deleteRule: DeleteRule
+    /// For a to-one relationship: whether nil is valid at save time.
+    public var isOptional: Bool
+    /// For a to-many relationship: the bounds on its member count checked at save time.
+    public var minCount: Int
+    public var maxCount: Int?
+    public var renamingIdentifier: String?
+
+    /// A to-one relationship.
+    public static func toOne(_ name: String, _ destination: String, inverse: String, deleteRule: DeleteRule = .nullify,
+                             optional: Bool = true, renamingIdentifier: String? = nil) -> RelationshipDescription {
+        RelationshipDescription(name: name, destination: destination, inverse: inverse, isToMany: false, isOrdered: false,
+                                deleteRule: deleteRule, isOptional: optional, minCount: 0, maxCount: nil,
+                                renamingIdentifier: renamingIdentifier)
+    }
+
+    /// A to-many relationship, ordered or not.
+    public static func toMany(_ name: String, _ destination: String, inverse: String, ordered: Bool = false,
+                              deleteRule: DeleteRule = .nullify, minCount: Int = 0, maxCount: Int? = nil,
+                              renamingIdentifier: String? = nil) -> RelationshipDescription {
+        RelationshipDescription(name: name, destination: destination, inverse: inverse, isToMany: true, isOrdered: ordered,
+                                deleteRule: deleteRule, isOptional: true, minCount: minCount, maxCount: maxCount,
+                                renamingIdentifier: renamingIdentifier)
+    }
+}
+
+/// A compound index (or uniqueness constraint) over attributes and to-one relationships.
+public struct IndexDescription: Codable, Hashable, Sendable {
+    public var name: String
+    /// Property names, most significant first (for a geo box: `["longitude", "latitude"]`).
+    public var properties: [String]
+    public var isUnique: Bool
+
+    public init(name: String? = nil, _ properties: [String], unique: Bool = false) {
+        self.properties = properties
+        self.isUnique = unique
+        self.name = name ?? ((unique ? "unique_" : "by_") + properties.joined(separator: "_"))
+    }
+}
+
+/// An entity as declared in code: its class, attributes, relationships and indexes.
+///
+/// Properties of a superentity are inherited and must not be repeated.
+public struct EntityDescription: Sendable {
+    public var name: String
+    /// The class instantiated for objects of this entity (a `ManagedObject` subclass).
+    public var managedObjectClass: ManagedObject.Type
+    public var superentity: String?
+    /// An abstract entity has no instances of its own, only of its sub-entities.
+    public var isAbstract: Bool
+    public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription]
+    /// Compound indexes and uniqueness constraints (single-column indexes: `isIndexed`).
+    public var indexes: [IndexDescription]
+    public var renamingIdentifier: String?
+
+    public init(_ name: String, class managedObjectClass: ManagedObject.Type = ManagedObject.self, superentity: String? = nil,
+                isAbstract: Bool = false, attributes: [AttributeDescription] = [],
+                relationships: [RelationshipDescription] = [], indexes: [IndexDescription] = [],
+                uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil) {
+        self.name = name
+        self.managedObjectClass = managedObjectClass
+        self.superentity = superentity
+        self.isAbstract = isAbstract
+        self.attributes = attributes
+        self.relationships = relationships
+        self.indexes = indexes + uniquenessConstraints.map { IndexDescription($0, unique: true) }
+        self.renamingIdentifier = renamingIdentifier
+    }
+
+    var schema: EntitySchema {
+        EntitySchema(name: name, superentity: superentity, isAbstract: isAbstract, attributes: attributes,
+                     relationships: relationships, indexes: indexes, renamingIdentifier: renamingIdentifier)
+    }
+}
+
+/// The stored, code-independent form of an entity (what the file's catalog holds).
+public struct EntitySchema: Codable, Hashable, Sendable {
+    public var name: String
+    public var superentity: String?
+    public var isAbstract: Bool
+    public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription]
+    public var indexes: [IndexDescription]
+    public var renamingIdentifier: String?
+}
+
+/// The stored form of a whole model.
+public struct ModelSchema: Codable, Hashable, Sendable {
+    public var entities: [EntitySchema]
+    /// Configuration name → entity names.
+    public var configurations: [String: [String]]
+}

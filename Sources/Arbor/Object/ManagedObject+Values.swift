@@ -1,0 +1,169 @@
+import Foundation
+
+extension ManagedObject {
+    // MARK: Dynamic access (Core Data's key-value coding)
+
+    /// The current value of the property `key`: a Swift value for an attribute (`Int64`,
+    /// `Double`, `String`, `Date`, `Data`, …; nil when unset), a `ManagedObject?` for a to-one
+    /// relationship, a `[ManagedObject]` for a to-many. Reading a fault loads it; a failure to
+    /// load reads as nil and is recorded in the context's `lastFaultError`. Unknown keys read as nil.
+    public func value(forKey key: String) -> Any? {
+        guard let context = managedObjectContext, let property = info.propertiesByName[key] else { return nil }
+        switch property {
+        case .attribute(let index):
+            return context.currentValue(self, slot: info.attributes[index].slot).attributeValue.anyValue
+        case .relationship(let index):
+            let relationship = info.relationships[index]
+            if relationship.kind == .toOne {
+                return context.toOneTarget(self, relationship).map { context.object(with: $0) }
+            }
+            return context.members(self, relationship).map { context.object(with: $0) }
+        }
+    }
+
+    /// Sets the property `key`. Attributes accept any Swift value convertible to their type
+    /// (integers of any width, `Double`, `String`, `Date`, `Data`, `UUID`, `URL`, `Decimal`,
+    /// an `AttributeValue`, or nil); to-one relationships a `ManagedObject` of this context or
+    /// nil; to-many relationships an array of them. A key or value that does not fit is recorded
+    /// and makes the next `save()` fail with a validation error naming it (Core Data would trap).
+    public func setValue(_ value: Any?, forKey key: String) {
+        guard let context = managedObjectContext else { return }
+        guard let property = info.propertiesByName[key] else {
+            context.pendingFailures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key,
+                                                             kind: .invalidValue("no such property")))
+            return
+        }
+        switch property {
+        case .attribute(let index):
+            let attribute = info.attributes[index]
+            if let converted = AttributeValue.converting(value, to: attribute.description.type) {
+                setAttribute(converted, slot: attribute.slot)
+            } else {
+                changes[attribute.slot] = .invalid("\(type(of: value as Any)) is not \(attribute.description.type.rawValue)")
+                context.noteChanged(self)
+            }
+        case .relationship(let index):
+            let relationship = info.relationships[index]
+            if relationship.kind == .toOne {
+                if value == nil {
+                    context.setToOne(self, relationship, nil)
+                } else if let target = value as? ManagedObject, relationship.accepts(target, in: info) {
+                    context.setToOne(self, relationship, target)
+                } else {
+                    context.pendingFailures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key,
+                                                                     kind: .invalidValue("expected a \(relationship.destinationName) or nil")))
+                }
+            } else if let members = value as? [ManagedObject], members.allSatisfy({ relationship.accepts($0, in: info) }) {
+                context.setMembers(self, relationship, members)
+            } else {
+                context.pendingFailures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key,
+                                                                 kind: .invalidValue("expected an array of \(relationship.destinationName)")))
+            }
+        }
+    }
+
+    func setAttribute(_ value: AttributeValue, slot: Int) {
+        guard let context = managedObjectContext else { return }
+        // Setting a value equal to the stored one leaves the object unchanged, as Core Data does.
+        if !insertedFlag, !isFaultState, let committed = committedValues, slot < committed.count,
+           committed[slot] == .value(value) {
+            changes[slot] = nil
+        } else {
+            changes[slot] = .value(value)
+        }
+        context.noteChanged(self)
+    }
+
+    /// Adds `member` to the to-many relationship `key` (at the end, when ordered).
+    public func add(_ member: ManagedObject, toRelationship key: String) {
+        guard let context = managedObjectContext, let relationship = toManyRelationship(key, member) else { return }
+        context.addMember(self, relationship, member)
+    }
+
+    /// Removes `member` from the to-many relationship `key`.
+    public func remove(_ member: ManagedObject, fromRelationship key: String) {
+        guard let context = managedObjectContext, let relationship = toManyRelationship(key, member) else { return }
+        context.removeMember(self, relationship, member)
+    }
+
+    /// Inserts `member` at `index` of the ordered relationship `key`.
+    public func insert(_ member: ManagedObject, at index: Int, inRelationship key: String) {
+        guard let context = managedObjectContext, let relationship = toManyRelationship(key, member) else { return }
+        context.insertMember(self, relationship, member, at: index)
+    }
+
+    private func toManyRelationship(_ key: String, _ member: ManagedObject) -> EntityInfo.Relationship? {
+        guard let relationship = info.relationship(named: key), relationship.kind != .toOne,
+              relationship.accepts(member, in: info) else {
+            managedObjectContext?.pendingFailures.append(ValidationFailure(
+                objectID: objectID, entity: info.name, key: key, kind: .invalidValue("not a to-many relationship to \(member.entityName)")))
+            return nil
+        }
+        return relationship
+    }
+
+    /// The object IDs of a relationship's targets without instantiating the objects.
+    public func objectIDs(forRelationshipNamed key: String) -> [ObjectID] {
+        guard let context = managedObjectContext, let relationship = info.relationship(named: key) else { return [] }
+        if relationship.kind == .toOne { return context.toOneTarget(self, relationship).map { [$0] } ?? [] }
+        return context.members(self, relationship)
+    }
+
+    // MARK: Changes
+
+    /// The attributes and to-one relationships changed since the last save, by name (to-one
+    /// values as `ObjectID?`), plus changed to-many relationships as `[ObjectID]`.
+    public func changedValues() -> [String: Any?] {
+        var result: [String: Any?] = [:]
+        guard let context = managedObjectContext else { return result }
+        for attribute in info.attributes where changes[attribute.slot] != nil {
+            result[attribute.description.name] = context.currentValue(self, slot: attribute.slot).attributeValue.anyValue
+        }
+        for relationship in info.relationships {
+            if relationship.kind == .toOne {
+                if changes[relationship.slot] != nil { result[relationship.description.name] = context.toOneTarget(self, relationship) }
+            } else if toMany[relationship.slot]?.isChanged == true {
+                result[relationship.description.name] = context.members(self, relationship)
+            }
+        }
+        return result
+    }
+
+    /// The stored values of `keys` (all properties when nil), ignoring unsaved changes; to-one
+    /// relationships as `ObjectID?`, to-many as `[ObjectID]`. Empty for an inserted object.
+    public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
+        var result: [String: Any?] = [:]
+        guard let context = managedObjectContext, !insertedFlag else { return result }
+        let names = keys ?? (info.attributes.map(\.description.name) + info.relationships.map(\.description.name))
+        for name in names {
+            switch info.propertiesByName[name] {
+            case .attribute(let index)?:
+                result[name] = context.committedValue(self, slot: info.attributes[index].slot).attributeValue.anyValue
+            case .relationship(let index)?:
+                let relationship = info.relationships[index]
+                if relationship.kind == .toOne {
+                    result[name] = context.committedValue(self, slot: relationship.slot).reference
+                } else {
+                    result[name] = context.committedMembers(self, relationship)
+                }
+            case nil: continue
+            }
+        }
+        return result
+    }
+
+    /// Loads the object's data now if it is a fault.
+    /// - Throws: `ContextError.objectNotFound` when its row is gone; store errors.
+    public func fulfillFault() throws {
+        guard let context = managedObjectContext else { return }
+        try context.fulfill(self)
+    }
+}
+
+extension EntityInfo.Relationship {
+    /// Whether `object` can be a target of this relationship (its entity is the destination or
+    /// a sub-entity of it).
+    func accepts(_ object: ManagedObject, in owner: EntityInfo) -> Bool {
+        destinationCodes.contains(object.info.code)
+    }
+}

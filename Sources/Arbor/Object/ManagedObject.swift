@@ -1,0 +1,109 @@
+import Foundation
+
+/// The parameters the framework passes when it instantiates a managed object class.
+/// Subclasses inherit the initializer that takes it; they never build one themselves.
+public struct ObjectConstruction {
+    let id: ObjectID
+    let context: ManagedObjectContext
+}
+
+/// An object of the graph, owned by one context (Core Data's `NSManagedObject`).
+///
+/// Subclass it per entity and declare properties with `@Attribute` and `@Relationship`:
+/// ```swift
+/// final class Stop: ManagedObject {
+///     @Attribute("name") var name: String
+///     @Relationship("stopTimes") var stopTimes: [StopTime]
+/// }
+/// ```
+/// Property reads go through the context: a fault loads its row on the first read (from the
+/// store's row cache or one point lookup). Related objects are held by ID, never retained, so
+/// graphs have no retain cycles. Not `Sendable`: use it only inside its context's `perform`;
+/// pass `objectID` to other contexts.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// The object's ID: temporary until the first save, permanent afterwards.
+    public internal(set) var objectID: ObjectID
+    /// The owning context (nil once the object is deleted and saved, or its context is gone).
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    let info: EntityInfo
+
+    // State, read and written only on the context's queue.
+    var isFaultState = true
+    var committedValues: [PropertyValue]?
+    var committedVersion: UInt64?
+    var changes: [Int: PropertyValue] = [:]
+    var toMany: [ToManyState?]
+    var insertedFlag = false
+    var deletedFlag = false
+    /// The row-cache entry this object keeps alive, released in `deinit`.
+    var cacheRetention: (cache: RowCache, key: RowKey)?
+
+    /// The initializer the framework calls; subclasses inherit it.
+    public required init(_ construction: ObjectConstruction) {
+        objectID = construction.id
+        managedObjectContext = construction.context
+        info = construction.id.info
+        toMany = Array(repeating: nil, count: construction.id.info.toManyCount)
+    }
+
+    /// Creates an object of the entity whose class is `Self` and inserts it into `context`.
+    /// If the class is not the class of exactly one entity, the next save fails with
+    /// `ValidationFailureKind.entityNotInModel`.
+    public convenience init(context: ManagedObjectContext) {
+        let info = context.model?.info(for: Self.self) ?? EntityInfo.unknown(Self.self)
+        self.init(ObjectConstruction(id: ObjectID.makeTemporary(info), context: context))
+        context.registerInserted(self)
+    }
+
+    deinit {
+        if let retention = cacheRetention { retention.cache.release(retention.key) }
+    }
+
+    // MARK: State
+
+    /// The entity's name.
+    public var entityName: String { info.name }
+
+    /// Whether the object's data is not loaded yet (reading a property loads it).
+    public var isFault: Bool { isFaultState && !insertedFlag }
+    public var isInserted: Bool { insertedFlag }
+    public var isDeleted: Bool { deletedFlag }
+    /// Changed since the last save (and not inserted or deleted).
+    public var isUpdated: Bool {
+        !insertedFlag && !deletedFlag && (!changes.isEmpty || toMany.contains { $0?.isChanged == true })
+    }
+    public var hasChanges: Bool { insertedFlag || deletedFlag || isUpdated }
+
+    // MARK: Lifecycle hooks (override; call super)
+
+    /// Called once when the object is inserted, before any property is set by the app.
+    open func awakeFromInsert() {}
+    /// Called when a fault's data has been loaded.
+    open func awakeFromFetch() {}
+    /// Called at the start of a save for each inserted, updated or deleted object; changes made
+    /// here are saved too.
+    open func willSave() {}
+    /// Called when the object is deleted, before delete rules are applied.
+    open func prepareForDeletion() {}
+
+    // MARK: Hashable (identity, as for any class instance)
+
+    public static func == (a: ManagedObject, b: ManagedObject) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    open var description: String {
+        let state = isFault ? " (fault)" : (isInserted ? " (inserted)" : (isDeleted ? " (deleted)" : ""))
+        return "<\(info.name) \(objectID)\(state)>"
+    }
+}
+
+extension EntityInfo {
+    /// A stand-in entity for a class that is not in the model; saving such an object fails.
+    static func unknown(_ type: ManagedObject.Type) -> EntityInfo {
+        EntityInfo(name: String(describing: type), code: 0,
+                   schema: EntitySchema(name: String(describing: type), superentity: nil, isAbstract: false, attributes: [],
+                                        relationships: [], indexes: [], renamingIdentifier: nil),
+                   managedObjectClass: type, rootName: String(describing: type), rootCode: 0, descendantCodes: [0],
+                   attributes: [], relationships: [], columnCount: 0, toManyCount: 0, indexes: [])
+    }
+}

@@ -1,0 +1,57 @@
+import ArborEngine
+import Foundation
+
+/// The identity of a managed object: its entity, its store and its primary key.
+///
+/// Sendable and hashable: pass IDs, never objects, between contexts. An object inserted and not
+/// yet saved has a temporary ID (`isTemporaryID`); saving replaces it with a permanent one, after
+/// which the URI form (`arbor://<store UUID>/<Entity>/p<key>`) names the row across launches.
+public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
+    let info: EntityInfo
+    /// The store's UUID; nil for a temporary ID.
+    public let storeIdentifier: UUID?
+    /// The row's primary key (unique within the entity's inheritance hierarchy), or the
+    /// temporary serial number.
+    public let primaryKey: Int64
+
+    init(info: EntityInfo, store: UUID?, key: Int64) {
+        self.info = info
+        self.storeIdentifier = store
+        self.primaryKey = key
+    }
+
+    public var isTemporaryID: Bool { storeIdentifier == nil }
+
+    /// The concrete entity's name.
+    public var entityName: String { info.name }
+
+    /// `arbor://<store UUID>/<Entity>/p<key>`, or `arbor://temporary/<Entity>/t<serial>`.
+    public var uriRepresentation: URL {
+        let host = storeIdentifier?.uuidString ?? "temporary"
+        let prefix = isTemporaryID ? "t" : "p"
+        // Entity names are validated identifiers and the host is a UUID: always a valid URL.
+        return URL(string: "arbor://\(host)/\(info.name)/\(prefix)\(primaryKey)") ?? URL(fileURLWithPath: "/")
+    }
+
+    public var description: String { uriRepresentation.absoluteString }
+
+    public static func == (a: ObjectID, b: ObjectID) -> Bool {
+        a.primaryKey == b.primaryKey && a.storeIdentifier == b.storeIdentifier
+            && (a.info === b.info || a.info.name == b.info.name)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(primaryKey)
+        hasher.combine(info.rootHash)
+    }
+
+    static let temporarySerial = Locked<Int64>(0)
+
+    static func makeTemporary(_ info: EntityInfo) -> ObjectID {
+        let serial = temporarySerial.withLock { value -> Int64 in
+            value += 1
+            return value
+        }
+        return ObjectID(info: info, store: nil, key: serial)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// A stored property's value inside an object: an attribute value, a to-one reference (by ID,
+/// so related objects never retain each other), or a value that could not be converted (reported
+/// by validation at save time).
+enum PropertyValue: Hashable {
+    case value(AttributeValue)
+    case reference(ObjectID?)
+    case invalid(String)
+
+    static let null = PropertyValue.value(.null)
+
+    var reference: ObjectID? {
+        if case .reference(let id) = self { return id }
+        return nil
+    }
+
+    var attributeValue: AttributeValue {
+        if case .value(let value) = self { return value }
+        return .null
+    }
+}
+
+/// The in-memory state of one to-many relationship of one object.
+///
+/// Changes made before the relationship was read are kept as a delta (`added`, `removed`), so
+/// setting `stopTime.stop = stop` costs no I/O on the stop; reading the relationship loads the
+/// stored members once and applies the delta.
+struct ToManyState {
+    /// The stored members as last read (nil: not read yet).
+    var committed: [ObjectID]?
+    /// The current members (nil: not materialized; then `committed` ∪ `added` − `removed`).
+    var current: [ObjectID]?
+    var added: [ObjectID] = []
+    var removed: Set<ObjectID> = []
+    /// The app set or reordered an ordered relationship: save the full order.
+    var orderChanged = false
+    var isChanged = false
+
+    mutating func append(_ id: ObjectID) {
+        isChanged = true
+        if current != nil {
+            if current?.contains(id) == false { current?.append(id) }
+            return
+        }
+        if removed.remove(id) == nil, !added.contains(id) { added.append(id) }
+    }
+
+    mutating func remove(_ id: ObjectID) {
+        isChanged = true
+        if current != nil {
+            current?.removeAll { $0 == id }
+            return
+        }
+        if let position = added.firstIndex(of: id) { added.remove(at: position) } else { removed.insert(id) }
+    }
+
+    /// Materializes `current` from the stored members.
+    mutating func materialize(stored: [ObjectID]) {
+        guard current == nil else { return }
+        committed = stored
+        let removedSet = removed
+        var list = stored.filter { !removedSet.contains($0) }
+        let present = Set(list)
+        list.append(contentsOf: added.filter { !present.contains($0) })
+        current = list
+        added = []
+        removed = []
+    }
+
+    /// After a successful save: the current members are the stored ones.
+    mutating func commit(remap: (ObjectID) -> ObjectID) {
+        if let current {
+            let mapped = current.map(remap)
+            self.current = mapped
+            committed = mapped
+        } else {
+            // Not materialized: the stored list is unknown here; forget it and re-read on access.
+            committed = nil
+        }
+        added = []
+        removed = []
+        orderChanged = false
+        isChanged = false
+    }
+}

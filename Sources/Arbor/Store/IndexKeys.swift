@@ -1,0 +1,90 @@
+import ArborEngine
+import Foundation
+
+/// Keys of rows, indexes and join entries (Spec/object-store.md, "Trees").
+enum IndexKeys {
+    static func rowKey(_ key: Int64) -> [UInt8] { TupleKey.encode([.int64(key)]) }
+
+    static func tupleValue(_ column: ColumnValue) -> TupleValue {
+        switch column {
+        case .reference(_, let key): return .int64(key)
+        case .value(let value):
+            switch value {
+            case .null: return .null
+            case .int(let v): return .int64(v)
+            case .double(let v): return .double(v)
+            case .float(let v): return .double(Double(v))
+            case .bool(let v): return .bool(v)
+            case .string(let v): return .string(v)
+            case .date(let v): return .date(v.timeIntervalSince1970)
+            case .data(let v): return .bytes(Array(v))
+            case .uuid(let v): return .uuid(withUnsafeBytes(of: v.uuid) { Array($0) })
+            case .url(let v): return .string(v.absoluteString)
+            case .decimal(let v): return .double(Double(v.description) ?? 0)
+            }
+        }
+    }
+
+    /// The entry of `row` (primary key `key`) in `index`; nil when the row has no entry (a
+    /// foreign key that is nil).
+    static func indexKey(_ index: EntityInfo.Index, columns: [ColumnValue], key: Int64) -> [UInt8]? {
+        var values: [TupleValue] = []
+        values.reserveCapacity(index.slots.count + 2)
+        for slot in index.slots {
+            guard slot < columns.count else { return nil }
+            values.append(tupleValue(columns[slot]))
+        }
+        if index.isForeignKey {
+            if columns[index.slots[0]].isNull { return nil }
+        }
+        if let orderSlot = index.orderSlot {
+            guard orderSlot < columns.count else { return nil }
+            values.append(tupleValue(columns[orderSlot]))
+        }
+        values.append(.int64(key))
+        return TupleKey.encode(values)
+    }
+
+    /// The prefix shared by entries of `index` whose leading columns equal `columns` (for
+    /// uniqueness checks); nil when one is null (nulls are never equal).
+    static func uniquePrefix(_ index: EntityInfo.Index, columns: [ColumnValue]) -> [UInt8]? {
+        var values: [TupleValue] = []
+        for slot in index.slots {
+            guard slot < columns.count, !columns[slot].isNull else { return nil }
+            values.append(tupleValue(columns[slot]))
+        }
+        return TupleKey.encode(values)
+    }
+
+    static func ownerPrefix(_ owner: Int64) -> [UInt8] { TupleKey.encode([.int64(owner)]) }
+
+    static func joinPrefix(side: UInt8, owner: Int64) -> [UInt8] { TupleKey.encode([.uint8(side), .int64(owner)]) }
+
+    static func joinKey(side: UInt8, owner: Int64, order: Int64, member: Int64) -> [UInt8] {
+        TupleKey.encode([.uint8(side), .int64(owner), .int64(order), .int64(member)])
+    }
+
+    static func codeValue(_ code: UInt16) -> [UInt8] { [UInt8(code & 0xFF), UInt8(code >> 8)] }
+
+    static func code(from value: [UInt8]) -> UInt16? {
+        guard value.count == 2 else { return nil }
+        return UInt16(value[0]) | UInt16(value[1]) << 8
+    }
+
+    /// The last component of a tuple key (the member or row key) as an Int64.
+    static func trailingKey(_ key: [UInt8]) -> Int64? {
+        guard let last = try? TupleKey.decode(key).last, case .int64(let value) = last else { return nil }
+        return value
+    }
+
+    /// The second-to-last component (the order) of an ordered foreign-key or join entry.
+    static func orderComponent(_ key: [UInt8]) -> Int64? {
+        guard let values = try? TupleKey.decode(key), values.count >= 2, case .int64(let value) = values[values.count - 2] else {
+            return nil
+        }
+        return value
+    }
+
+    /// Spacing between order keys of appended members, leaving room for inserts between them.
+    static let orderStep: Int64 = 1 << 16
+}

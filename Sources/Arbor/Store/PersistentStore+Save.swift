@@ -1,0 +1,374 @@
+import ArborEngine
+import Foundation
+
+extension PersistentStore {
+    /// Writes a context's changes in one engine transaction, up to the commit: the returned
+    /// `PreparedSave` holds the store's write lock until it is committed or aborted.
+    ///
+    /// Checks optimistic locking (each updated or deleted row still has the version the context
+    /// read) and uniqueness constraints; assigns primary keys and order keys; maintains every
+    /// index and join entry; bumps the version of each written row.
+    /// - Throws: `ValidationError` listing every uniqueness violation, `StoreError.conflicts`
+    ///   listing every changed row, `.readOnlyStore`, or engine errors; nothing is written then.
+    func prepareSave(_ request: SaveRequest) throws -> PreparedSave {
+        guard !isReadOnly else { throw StoreError.readOnlyStore(path: path) }
+        do {
+            let tx = try database.beginWrite()
+            do {
+                let writer = SaveWriter(store: self, tx: tx)
+                let result = try writer.run(request)
+                return PreparedSave(store: self, tx: tx, deleted: writer.deleted, result: result)
+            } catch {
+                tx.abort()
+                throw error
+            }
+        } catch { throw storeError(error, path: path) }
+    }
+}
+
+/// A save written to a store's transaction but not yet committed (the first phase of a save
+/// across stores).
+final class PreparedSave {
+    let store: PersistentStore
+    let tx: WriteTransaction
+    let deleted: [RowKey]
+    let result: SaveResult
+
+    init(store: PersistentStore, tx: WriteTransaction, deleted: [RowKey], result: SaveResult) {
+        self.store = store
+        self.tx = tx
+        self.deleted = deleted
+        self.result = result
+    }
+
+    /// Makes the save durable and updates the store's row cache.
+    func commit() throws {
+        do { try tx.commit() } catch { throw storeError(error, path: store.path) }
+        store.rowCache.apply(written: result.writtenRows.map { (RowKey($0.key), $0.value) }, deleted: deleted,
+                             snapshot: tx.transactionID)
+    }
+
+    func abort() { tx.abort() }
+}
+
+/// The work of one save transaction (see `PersistentStore.save`).
+final class SaveWriter {
+    struct OrderKey: Hashable {
+        var slot: Int
+        var member: Int64
+    }
+
+    struct OwnerKey: Hashable {
+        var tree: String
+        var owner: Int64
+    }
+
+    let store: PersistentStore
+    let tx: WriteTransaction
+    var permanent: [ObjectID: ObjectID] = [:]
+    var counters: [String: Int64] = [:]
+    var orderAssignments: [OrderKey: Int64] = [:]
+    var appendCursors: [OwnerKey: Int64] = [:]
+    var written: [ObjectID: StoredRow] = [:]
+    var deleted: [RowKey] = []
+    var failures: [ValidationFailure] = []
+    var conflicts: [SaveConflict] = []
+
+    init(store: PersistentStore, tx: WriteTransaction) {
+        self.store = store
+        self.tx = tx
+    }
+
+    func run(_ request: SaveRequest) throws -> SaveResult {
+        try assignPrimaryKeys(request.inserts)
+        for delete in request.deletes { try deleteRow(delete) }
+        for list in request.orderedLists { try assignOrder(list) }
+        var pending: Set<RowKey> = []
+        for update in request.updates { pending.insert(RowKey(update.id)) }
+        for insert in request.inserts { if let id = permanent[insert.id] { pending.insert(RowKey(id)) } }
+        for update in request.updates { try writeUpdate(update) }
+        for insert in request.inserts { try writeInsert(insert) }
+        try touchReorderedRows(request.orderedLists, skipping: pending)
+        for change in request.joinChanges { try applyJoinChange(change) }
+        try checkUniqueness()
+        if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
+        if !failures.isEmpty { throw ValidationError(failures: failures) }
+        let metadata = try tx.tree(StoreLayout.metadataTree)
+        for (root, last) in counters {
+            try metadata.put(StoreMetadata.primaryKeyKey(root: root), withUnsafeBytes(of: last.littleEndian) { Array($0) })
+        }
+        return SaveResult(permanentIDs: permanent, writtenRows: written)
+    }
+
+    // MARK: Keys and references
+
+    private func assignPrimaryKeys(_ inserts: [SaveRequest.RowWrite]) throws {
+        let metadata = try tx.tree(StoreLayout.metadataTree)
+        for insert in inserts {
+            let root = insert.id.info.rootName
+            if counters[root] == nil {
+                var last: Int64 = 0
+                if let bytes = try metadata.get(StoreMetadata.primaryKeyKey(root: root)) {
+                    guard bytes.count == 8 else {
+                        throw StoreError.corruptStore(path: store.path, detail: "primary-key counter of \(root) is \(bytes.count) bytes")
+                    }
+                    last = bytes.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+                }
+                counters[root] = last
+            }
+            guard let last = counters[root], last < Int64.max else {
+                throw StoreError.corruptStore(path: store.path, detail: "primary keys of \(root) are exhausted")
+            }
+            counters[root] = last + 1
+            permanent[insert.id] = ObjectID(info: insert.id.info, store: store.identifier, key: last + 1)
+        }
+    }
+
+    /// The permanent ID of `id`; records a failure for a temporary ID not inserted by this save.
+    private func resolve(_ id: ObjectID, from owner: ObjectID, key: String) -> ObjectID? {
+        if !id.isTemporaryID { return id }
+        if let assigned = permanent[id] { return assigned }
+        failures.append(ValidationFailure(objectID: owner, entity: owner.entityName, key: key, kind: .danglingReference(id)))
+        return nil
+    }
+
+    private func columns(of write: SaveRequest.RowWrite, id: ObjectID) -> [ColumnValue] {
+        let info = id.info
+        var result = [ColumnValue](repeating: .null, count: info.columnCount)
+        for (slot, column) in write.columns.enumerated() where slot < result.count {
+            switch column {
+            case .value(let value): result[slot] = .value(value)
+            case .reference(let target):
+                let key = info.relationships.first { $0.slot == slot && $0.kind == .toOne }?.description.name ?? "#\(slot)"
+                if let resolved = resolve(target, from: id, key: key) {
+                    result[slot] = .reference(code: resolved.info.code, key: resolved.primaryKey)
+                }
+            }
+        }
+        return result
+    }
+
+    // MARK: Rows
+
+    private func readCurrent(_ id: ObjectID, expected: UInt64?) throws -> StoredRow? {
+        let row = try store.readRow(tx, id)
+        if let expected, row?.version != expected {
+            conflicts.append(SaveConflict(objectID: id, expectedVersion: expected, storedVersion: row?.version))
+        }
+        return row
+    }
+
+    private func writeUpdate(_ update: SaveRequest.RowWrite) throws {
+        guard let old = try readCurrent(update.id, expected: update.expectedVersion) else {
+            if update.expectedVersion == nil {
+                conflicts.append(SaveConflict(objectID: update.id, expectedVersion: 0, storedVersion: nil))
+            }
+            return
+        }
+        try writeRow(update.id, columns: columns(of: update, id: update.id), old: old)
+    }
+
+    private func writeInsert(_ insert: SaveRequest.RowWrite) throws {
+        guard let id = permanent[insert.id] else { return }
+        try writeRow(id, columns: columns(of: insert, id: id), old: nil)
+    }
+
+    /// Writes one row: order columns, every index entry that changed, version + 1.
+    private func writeRow(_ id: ObjectID, columns newColumns: [ColumnValue], old: StoredRow?) throws {
+        let info = id.info
+        var columns = newColumns
+        for relationship in info.relationships where relationship.kind == .toOne {
+            guard let orderSlot = relationship.orderSlot, let tree = relationship.foreignKeyTree else { continue }
+            guard case .reference(_, let owner) = columns[relationship.slot] else {
+                columns[orderSlot] = .null
+                continue
+            }
+            if let assigned = orderAssignments[OrderKey(slot: orderSlot, member: id.primaryKey)] {
+                columns[orderSlot] = .value(.int(assigned))
+            } else if let old, old.columns[relationship.slot] == columns[relationship.slot], !old.columns[orderSlot].isNull {
+                columns[orderSlot] = old.columns[orderSlot]
+            } else {
+                columns[orderSlot] = .value(.int(try nextAppendOrder(tree: tree, owner: owner)))
+            }
+        }
+        for index in info.indexes {
+            let oldKey = old.flatMap { IndexKeys.indexKey(index, columns: $0.columns, key: id.primaryKey) }
+            let newKey = IndexKeys.indexKey(index, columns: columns, key: id.primaryKey)
+            guard oldKey != newKey else { continue }
+            let tree = try tx.tree(index.tree)
+            if let oldKey { _ = try tree.delete(oldKey) }
+            if let newKey { try tree.put(newKey, IndexKeys.codeValue(info.code)) }
+        }
+        let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
+        let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
+        try tx.tree(info.rowTree).put(IndexKeys.rowKey(id.primaryKey), RowCodec.encode(row))
+        written[id] = row
+    }
+
+    private func deleteRow(_ delete: SaveRequest.RowDelete) throws {
+        guard let old = try readCurrent(delete.id, expected: delete.expectedVersion) else { return }
+        let id = delete.id
+        guard let info = store.model.infosByCode[old.entityCode] else { return }
+        for index in info.indexes {
+            if let key = IndexKeys.indexKey(index, columns: old.columns, key: id.primaryKey) { _ = try tx.tree(index.tree).delete(key) }
+        }
+        _ = try tx.tree(info.rowTree).delete(IndexKeys.rowKey(id.primaryKey))
+        for relationship in info.relationships where relationship.kind == .manyToMany {
+            guard let joinTree = relationship.joinTree,
+                  let inverse = store.model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse)
+            else { continue }
+            let tree = try tx.tree(joinTree)
+            let entries = try tree.entries(in: .prefix(IndexKeys.joinPrefix(side: relationship.joinSide, owner: id.primaryKey)))
+            for (key, _) in entries {
+                _ = try tree.delete(key)
+                guard let member = IndexKeys.trailingKey(key) else { continue }
+                try removeJoinEntries(tree: tree, side: inverse.joinSide, owner: member, members: [id.primaryKey])
+            }
+        }
+        deleted.append(RowKey(id))
+    }
+
+    // MARK: Order
+
+    private func nextAppendOrder(tree: String, owner: Int64) throws -> Int64 {
+        let key = OwnerKey(tree: tree, owner: owner)
+        let last: Int64
+        if let cursor = appendCursors[key] {
+            last = cursor
+        } else {
+            var found: Int64 = 0
+            try tx.tree(tree).forEach(in: .prefix(IndexKeys.ownerPrefix(owner)), reverse: true) { key, _ in
+                found = IndexKeys.orderComponent(key) ?? 0
+                return false
+            }
+            last = found
+        }
+        let (next, overflow) = last.addingReportingOverflow(IndexKeys.orderStep)
+        guard !overflow else { throw StoreError.corruptStore(path: store.path, detail: "order keys of \(tree)/\(owner) are exhausted") }
+        appendCursors[key] = next
+        return next
+    }
+
+    /// Assigns strictly increasing order keys to an ordered list, keeping each member's stored
+    /// key when it still fits, so a reorder rewrites only the rows that moved.
+    private func assignOrder(_ list: SaveRequest.OrderedList) throws {
+        guard let owner = resolve(list.owner, from: list.owner, key: list.relationship),
+              let relationship = owner.info.relationship(named: list.relationship),
+              let inverse = store.model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse),
+              let tree = inverse.foreignKeyTree, let orderSlot = inverse.orderSlot else { return }
+        var existing: [Int64: Int64] = [:]
+        var highest: Int64 = 0
+        try tx.tree(tree).forEach(in: .prefix(IndexKeys.ownerPrefix(owner.primaryKey))) { key, _ in
+            if let member = IndexKeys.trailingKey(key), let order = IndexKeys.orderComponent(key) {
+                existing[member] = order
+                highest = max(highest, order)
+            }
+            return true
+        }
+        var previous: Int64?
+        for member in list.members {
+            guard let id = resolve(member, from: owner, key: list.relationship) else { continue }
+            let order: Int64
+            if let current = existing[id.primaryKey], previous.map({ current > $0 }) ?? true {
+                order = current
+            } else {
+                let (next, overflow) = (previous ?? 0).addingReportingOverflow(IndexKeys.orderStep)
+                guard !overflow else { throw StoreError.corruptStore(path: store.path, detail: "order keys exhausted") }
+                order = next
+            }
+            orderAssignments[OrderKey(slot: orderSlot, member: id.primaryKey)] = order
+            previous = order
+        }
+        appendCursors[OwnerKey(tree: tree, owner: owner.primaryKey)] = max(previous ?? 0, highest)
+    }
+
+    /// Rewrites members whose order key changed but that the save did not otherwise write.
+    private func touchReorderedRows(_ lists: [SaveRequest.OrderedList], skipping pending: Set<RowKey>) throws {
+        for list in lists {
+            for member in list.members {
+                guard let id = member.isTemporaryID ? permanent[member] : member, !pending.contains(RowKey(id)),
+                      written[id] == nil, let old = try store.readRow(tx, id) else { continue }
+                guard let info = store.model.infosByCode[old.entityCode] else { continue }
+                let changed = info.relationships.contains { relationship in
+                    guard let slot = relationship.orderSlot,
+                          let assigned = orderAssignments[OrderKey(slot: slot, member: id.primaryKey)] else { return false }
+                    return old.columns[slot] != .value(.int(assigned))
+                }
+                if changed { try writeRow(ObjectID(info: info, store: store.identifier, key: id.primaryKey), columns: old.columns, old: old) }
+            }
+        }
+    }
+
+    // MARK: Joins
+
+    private func applyJoinChange(_ change: SaveRequest.JoinChange) throws {
+        guard let owner = resolve(change.owner, from: change.owner, key: change.relationship),
+              let relationship = owner.info.relationship(named: change.relationship),
+              let joinTree = relationship.joinTree else { return }
+        let tree = try tx.tree(joinTree)
+        let side = relationship.joinSide
+        let ordered = relationship.description.isOrdered
+        let prefix = IndexKeys.joinPrefix(side: side, owner: owner.primaryKey)
+        if let members = change.members {
+            for (key, _) in try tree.entries(in: .prefix(prefix)) { _ = try tree.delete(key) }
+            for (position, member) in members.enumerated() {
+                guard let id = resolve(member, from: owner, key: change.relationship) else { continue }
+                let order = ordered ? Int64(position + 1) * IndexKeys.orderStep : 0
+                try tree.put(IndexKeys.joinKey(side: side, owner: owner.primaryKey, order: order, member: id.primaryKey),
+                             IndexKeys.codeValue(id.info.code))
+            }
+            return
+        }
+        let removed = Set(change.removed.compactMap { $0.isTemporaryID ? permanent[$0]?.primaryKey : $0.primaryKey })
+        if !removed.isEmpty { try removeJoinEntries(tree: tree, side: side, owner: owner.primaryKey, members: removed) }
+        var last: Int64 = 0
+        if ordered {
+            try tree.forEach(in: .prefix(prefix), reverse: true) { key, _ in
+                last = IndexKeys.orderComponent(key) ?? 0
+                return false
+            }
+        }
+        for member in change.added {
+            guard let id = resolve(member, from: owner, key: change.relationship) else { continue }
+            var order: Int64 = 0
+            if ordered {
+                last += IndexKeys.orderStep
+                order = last
+            }
+            try tree.put(IndexKeys.joinKey(side: side, owner: owner.primaryKey, order: order, member: id.primaryKey),
+                         IndexKeys.codeValue(id.info.code))
+        }
+    }
+
+    private func removeJoinEntries(tree: Tree, side: UInt8, owner: Int64, members: Set<Int64>) throws {
+        var doomed: [[UInt8]] = []
+        try tree.forEach(in: .prefix(IndexKeys.joinPrefix(side: side, owner: owner))) { key, _ in
+            if let member = IndexKeys.trailingKey(key), members.contains(member) { doomed.append(key) }
+            return true
+        }
+        for key in doomed { _ = try tree.delete(key) }
+    }
+
+    // MARK: Uniqueness
+
+    private func checkUniqueness() throws {
+        for (id, row) in written {
+            for index in id.info.indexes where index.isUnique {
+                guard let prefix = IndexKeys.uniquePrefix(index, columns: row.columns) else { continue }
+                var other: ObjectID?
+                try tx.tree(index.tree).forEach(in: .prefix(prefix)) { key, value in
+                    guard let pk = IndexKeys.trailingKey(key), pk != id.primaryKey else { return true }
+                    let code = IndexKeys.code(from: value) ?? id.info.code
+                    if let info = store.model.infosByCode[code] { other = ObjectID(info: info, store: store.identifier, key: pk) }
+                    return false
+                }
+                if let other {
+                    let temporary = Dictionary(permanent.map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
+                    let other = temporary[other] ?? other
+                    failures.append(ValidationFailure(objectID: temporary[id] ?? id, entity: id.entityName, key: index.properties.joined(separator: ","),
+                                                      kind: .uniqueConstraint(properties: index.properties, conflictingObject: other)))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import ArborEngine
+import Foundation
+
+/// One store file under a coordinator: an ArborEngine database holding the rows, indexes and
+/// joins of the entities of one configuration, plus the model they were written with.
+///
+/// Sendable: its state is the engine's (snapshot readers, one writer) and a locked row cache.
+public final class PersistentStore: Sendable {
+    /// How to open a store.
+    public struct Options: Sendable {
+        public var readOnly = false
+        /// Create the file when it does not exist (ignored when read-only).
+        public var createIfMissing = true
+        public var durability: Database.Durability = .full
+        /// The engine's page cache size.
+        public var cacheBytes = 64 << 20
+        /// Page size of a new file.
+        public var pageSize = Limits.defaultPageSize
+        public init(readOnly: Bool = false, createIfMissing: Bool = true) {
+            self.readOnly = readOnly
+            self.createIfMissing = createIfMissing
+        }
+    }
+
+    /// The file's location (a descriptive name for stores opened on a `StorageFile`).
+    public let path: String
+    /// The store's UUID, recorded in the file at creation; part of every permanent `ObjectID`.
+    public let identifier: UUID
+    public let configurationName: String
+    public let isReadOnly: Bool
+    let model: ManagedObjectModel
+    let database: Database
+    let rowCache = RowCache()
+    let entityNames: Set<String>
+
+    /// Opens (or creates) the store file at `url` for `model`.
+    /// - Throws: `StoreError.fileNotFound`, `.notAStoreFile` (a foreign or non-Arbor file),
+    ///   `.corruptStore`, `.modelMismatch` (listing each difference), `.engine` for I/O errors.
+    public convenience init(url: URL, model: ManagedObjectModel, configuration: String = ManagedObjectModel.defaultConfiguration,
+                            options: Options = Options()) throws {
+        let path = url.path
+        let exists = FileManager.default.fileExists(atPath: path)
+        if !exists && (options.readOnly || !options.createIfMissing) { throw StoreError.fileNotFound(path: path) }
+        var engineOptions = Database.Options(pageSize: options.pageSize, cacheBytes: options.cacheBytes, readOnly: options.readOnly)
+        engineOptions.create = !options.readOnly && options.createIfMissing
+        engineOptions.durability = options.durability
+        let database: Database
+        do { database = try Database.open(path: path, options: engineOptions) } catch { throw storeError(error, path: path) }
+        try self.init(database: database, path: path, model: model, configuration: configuration, readOnly: options.readOnly)
+    }
+
+    /// Opens a store on any `StorageFile` (an in-memory or fault-injecting file, in tests).
+    public convenience init(file: StorageFile, name: String = "<memory>", model: ManagedObjectModel,
+                            configuration: String = ManagedObjectModel.defaultConfiguration, options: Options = Options()) throws {
+        var engineOptions = Database.Options(pageSize: options.pageSize, cacheBytes: options.cacheBytes, readOnly: options.readOnly)
+        engineOptions.durability = options.durability
+        let database: Database
+        do { database = try Database.open(file: file, options: engineOptions) } catch { throw storeError(error, path: name) }
+        try self.init(database: database, path: name, model: model, configuration: configuration, readOnly: options.readOnly)
+    }
+
+    private init(database: Database, path: String, model: ManagedObjectModel, configuration: String, readOnly: Bool) throws {
+        guard let names = model.entityNames(inConfiguration: configuration) else {
+            throw StoreError.notAStoreFile(path: path, detail: "the model has no configuration named \(configuration)")
+        }
+        self.database = database
+        self.path = path
+        self.model = model
+        self.configurationName = configuration
+        self.isReadOnly = readOnly
+        self.entityNames = Set(names)
+        do {
+            identifier = try StoreMetadata.openOrInitialize(database, path: path, model: model, readOnly: readOnly)
+            rowCache.observe(snapshot: try database.view { $0.snapshotID })
+        } catch { throw storeError(error, path: path) }
+    }
+
+    /// Counters of rows read, row-cache hits and faults fired.
+    public var statistics: StoreStatistics { rowCache.statistics }
+
+    public func resetStatistics() { rowCache.resetStatistics() }
+
+    /// Whether this store holds objects of `entity`.
+    func holds(_ info: EntityInfo) -> Bool { entityNames.contains(info.name) }
+
+    func objectID(code: UInt16, key: Int64, location: @autoclosure () -> String) throws -> ObjectID {
+        guard let info = model.infosByCode[code] else {
+            throw StoreError.corruptRow(location: location(), detail: "unknown entity code \(code)")
+        }
+        return ObjectID(info: info, store: identifier, key: key)
+    }
+
+    // MARK: Reading
+
+    /// The row of `id`, from the row cache when it holds one younger than `maxAge` seconds
+    /// (nil: any age), otherwise by one point lookup. Nil when the row does not exist.
+    /// - Complexity: O(1) on a cache hit, O(log n) otherwise.
+    func row(for id: ObjectID, maxAge: TimeInterval?) throws -> StoredRow? {
+        let key = RowKey(id)
+        if let cached = rowCache.lookup(key, maxAge: maxAge) { return cached }
+        do {
+            return try database.view { tx in
+                rowCache.observe(snapshot: tx.snapshotID)
+                guard let row = try readRow(tx, id) else { return nil }
+                rowCache.store([(key, row)], snapshot: tx.snapshotID)
+                return row
+            }
+        } catch { throw storeError(error, path: path) }
+    }
+
+    func readRow(_ tx: Transaction, _ id: ObjectID) throws -> StoredRow? {
+        guard let bytes = try tx.tree(id.info.rowTree).get(IndexKeys.rowKey(id.primaryKey)) else { return nil }
+        let row = try RowCodec.decode(bytes, context: "\(id.info.rowTree)/\(id.primaryKey)")
+        guard id.info.includes(model.infosByCode[row.entityCode] ?? id.info), model.infosByCode[row.entityCode] != nil else {
+            throw StoreError.corruptRow(location: "\(id.info.rowTree)/\(id.primaryKey)",
+                                        detail: "entity code \(row.entityCode) is not \(id.info.name) or a sub-entity")
+        }
+        guard let info = model.infosByCode[row.entityCode], row.columns.count == info.columnCount else {
+            throw StoreError.corruptRow(location: "\(id.info.rowTree)/\(id.primaryKey)",
+                                        detail: "\(row.columns.count) columns where the entity has \(id.info.columnCount)")
+        }
+        return row
+    }
+
+    /// The members of the to-many `relationship` of `owner`, in order for ordered relationships.
+    /// - Complexity: O(log n + members), one range scan of the foreign-key index or join tree.
+    func members(of relationship: EntityInfo.Relationship, owner: ObjectID) throws -> [ObjectID] {
+        do {
+            return try database.view { tx in try members(tx, relationship, owner: owner.primaryKey) }
+        } catch { throw storeError(error, path: path) }
+    }
+
+    func members(_ tx: Transaction, _ relationship: EntityInfo.Relationship, owner: Int64) throws -> [ObjectID] {
+        let tree: String
+        let prefix: [UInt8]
+        switch relationship.kind {
+        case .toOne: return []
+        case .oneToMany:
+            guard let inverse = model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse),
+                  let foreignKeys = inverse.foreignKeyTree else { return [] }
+            tree = foreignKeys
+            prefix = IndexKeys.ownerPrefix(owner)
+        case .manyToMany:
+            guard let join = relationship.joinTree else { return [] }
+            tree = join
+            prefix = IndexKeys.joinPrefix(side: relationship.joinSide, owner: owner)
+        }
+        var result: [ObjectID] = []
+        try tx.tree(tree).forEach(in: .prefix(prefix)) { key, value in
+            guard let member = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value) else {
+                throw StoreError.corruptRow(location: "\(tree)", detail: "malformed relationship entry")
+            }
+            result.append(try objectID(code: code, key: member, location: tree))
+            return true
+        }
+        return result
+    }
+
+    /// Every object ID of `entity` (and its sub-entities when `includeSubentities`), in key order.
+    func allObjectIDs(of info: EntityInfo, includeSubentities: Bool = true) throws -> [ObjectID] {
+        do {
+            return try database.view { tx in
+                var result: [ObjectID] = []
+                try tx.tree(info.rowTree).forEach { key, value in
+                    guard let pk = IndexKeys.trailingKey(key) else {
+                        throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key")
+                    }
+                    let row = try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)")
+                    let matches = includeSubentities ? info.descendantCodes.contains(row.entityCode) : row.entityCode == info.code
+                    if matches { result.append(try objectID(code: row.entityCode, key: pk, location: info.rowTree)) }
+                    return true
+                }
+                return result
+            }
+        } catch { throw storeError(error, path: path) }
+    }
+}

@@ -1,0 +1,123 @@
+import ArborEngine
+import Foundation
+
+/// The key of a row within a store: its hierarchy's root entity and its primary key.
+struct RowKey: Hashable, Sendable {
+    var root: UInt16
+    var key: Int64
+    init(_ id: ObjectID) {
+        root = id.info.rootCode
+        key = id.primaryKey
+    }
+}
+
+/// Counters that show what faulting and the row cache do.
+public struct StoreStatistics: Equatable, Sendable {
+    /// Rows decoded from the file (point lookups and fetched rows).
+    public var rowsRead: UInt64 = 0
+    /// Row requests answered by the row cache.
+    public var cacheHits: UInt64 = 0
+    /// Faults fired (objects whose data was needed), whatever served them.
+    public var faultsFired: UInt64 = 0
+    /// Rows cached now.
+    public var cachedRows: Int = 0
+    public init() {}
+}
+
+/// Each store's cache of rows, keyed by row, with the time each was read (Core Data's row cache).
+///
+/// An entry exists while some context holds an object for the row (`retain`/`release` by the
+/// objects' lifetime), so memory follows what the app holds. Rows are stored only when they
+/// come from the newest snapshot, so an old reader can never put back a stale row.
+final class RowCache: Sendable {
+    struct Entry {
+        var row: StoredRow?
+        var loadedAt: UInt64 = 0
+        var references = 0
+    }
+
+    struct State {
+        var entries: [RowKey: Entry] = [:]
+        /// The newest transaction whose rows the cache reflects.
+        var snapshot: UInt64 = 0
+        var statistics = StoreStatistics()
+    }
+
+    let state = Locked(State())
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    func retain(_ key: RowKey) {
+        state.withLock { $0.entries[key, default: Entry()].references += 1 }
+    }
+
+    func release(_ key: RowKey) {
+        state.withLock { state in
+            guard var entry = state.entries[key] else { return }
+            entry.references -= 1
+            state.entries[key] = entry.references <= 0 ? nil : entry
+        }
+    }
+
+    /// The cached row when present and younger than `maxAge` seconds (nil: any age).
+    func lookup(_ key: RowKey, maxAge: TimeInterval?) -> StoredRow? {
+        state.withLock { state in
+            guard let entry = state.entries[key], let row = entry.row else { return nil }
+            if let maxAge, Double(Self.now() &- entry.loadedAt) / 1e9 >= maxAge { return nil }
+            state.statistics.cacheHits += 1
+            return row
+        }
+    }
+
+    /// Notes that a reader saw `snapshot`: a newer one than the cache reflects means another
+    /// process (or database handle) committed, so every cached row may be stale.
+    func observe(snapshot: UInt64) {
+        state.withLock { state in
+            guard snapshot > state.snapshot else { return }
+            state.snapshot = snapshot
+            for key in state.entries.keys { state.entries[key]?.row = nil }
+        }
+    }
+
+    /// Caches rows read from `snapshot` for rows some context holds.
+    func store(_ rows: [(RowKey, StoredRow)], snapshot: UInt64) {
+        state.withLock { state in
+            state.statistics.rowsRead += UInt64(rows.count)
+            guard snapshot == state.snapshot else { return }
+            let time = Self.now()
+            for (key, row) in rows where state.entries[key] != nil {
+                state.entries[key]?.row = row
+                state.entries[key]?.loadedAt = time
+            }
+        }
+    }
+
+    /// Applies a commit made through this store (transaction `snapshot`).
+    func apply(written: [(RowKey, StoredRow)], deleted: [RowKey], snapshot: UInt64) {
+        state.withLock { state in
+            if snapshot != state.snapshot + 1 {
+                // Someone else committed in between: drop everything, then take our rows.
+                for key in state.entries.keys { state.entries[key]?.row = nil }
+            }
+            state.snapshot = max(state.snapshot, snapshot)
+            let time = Self.now()
+            for (key, row) in written where state.entries[key] != nil {
+                state.entries[key]?.row = row
+                state.entries[key]?.loadedAt = time
+            }
+            for key in deleted where state.entries[key] != nil { state.entries[key]?.row = nil }
+        }
+    }
+
+    func noteFaultFired() { state.withLock { $0.statistics.faultsFired += 1 } }
+
+    var statistics: StoreStatistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.cachedRows = state.entries.values.reduce(0) { $0 + ($1.row == nil ? 0 : 1) }
+            return statistics
+        }
+    }
+
+    func resetStatistics() { state.withLock { $0.statistics = StoreStatistics() } }
+}

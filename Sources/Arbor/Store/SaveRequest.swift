@@ -1,0 +1,56 @@
+/// A column of a row to write: references are object IDs, possibly temporary ones of objects
+/// inserted by the same save.
+enum WriteColumn: Sendable {
+    case value(AttributeValue)
+    case reference(ObjectID)
+}
+
+/// What a context asks one store to write in one atomic transaction.
+struct SaveRequest: Sendable {
+    struct RowWrite: Sendable {
+        var id: ObjectID
+        var columns: [WriteColumn]
+        /// The version the context read; nil skips the optimistic-locking check.
+        var expectedVersion: UInt64?
+    }
+
+    struct RowDelete: Sendable {
+        var id: ObjectID
+        var expectedVersion: UInt64?
+    }
+
+    /// The full member list of an ordered one-to-many relationship whose order the app set.
+    struct OrderedList: Sendable {
+        var owner: ObjectID
+        var relationship: String
+        var members: [ObjectID]
+    }
+
+    /// The change of one side of a many-to-many relationship of one owner.
+    struct JoinChange: Sendable {
+        var owner: ObjectID
+        var relationship: String
+        /// The whole new member list (replaces the stored one), or nil to apply `added`/`removed`.
+        var members: [ObjectID]?
+        var added: [ObjectID] = []
+        var removed: [ObjectID] = []
+    }
+
+    var inserts: [RowWrite] = []
+    var updates: [RowWrite] = []
+    var deletes: [RowDelete] = []
+    var orderedLists: [OrderedList] = []
+    var joinChanges: [JoinChange] = []
+
+    var isEmpty: Bool {
+        inserts.isEmpty && updates.isEmpty && deletes.isEmpty && orderedLists.isEmpty && joinChanges.isEmpty
+    }
+}
+
+/// What a store reports after committing a save.
+struct SaveResult: Sendable {
+    /// Temporary ID → permanent ID of each inserted object.
+    var permanentIDs: [ObjectID: ObjectID] = [:]
+    /// The rows as now stored (new versions, order columns), by permanent ID.
+    var writtenRows: [ObjectID: StoredRow] = [:]
+}

@@ -1,0 +1,199 @@
+import Foundation
+
+/// One stored column: an attribute value or a reference to another row (a to-one relationship).
+enum ColumnValue: Hashable, Sendable {
+    case value(AttributeValue)
+    /// A reference to the row `key` of the entity with `code` (in the destination's hierarchy).
+    case reference(code: UInt16, key: Int64)
+
+    static let null = ColumnValue.value(.null)
+
+    var isNull: Bool { if case .value(.null) = self { return true } else { return false } }
+}
+
+/// A row as stored: its concrete entity, its version (bumped by every save that writes it, the
+/// equivalent of Core Data's Z_OPT) and its columns in the entity's slot order.
+struct StoredRow: Hashable, Sendable {
+    var entityCode: UInt16
+    var version: UInt64
+    var columns: [ColumnValue]
+}
+
+/// The binary encoding of rows (Spec/object-store.md, "Rows").
+enum RowCodec {
+    static let formatByte: UInt8 = 0x01
+
+    enum Tag: UInt8 {
+        case null = 0, int = 1, double = 2, float = 3, boolFalse = 4, boolTrue = 5, string = 6, date = 7,
+             data = 8, uuid = 9, url = 10, decimal = 11, reference = 12
+    }
+
+    static func encode(_ row: StoredRow) -> [UInt8] {
+        var out: [UInt8] = [formatByte]
+        out.reserveCapacity(16 + row.columns.count * 9)
+        appendFixed(row.version, &out)
+        appendFixed(row.entityCode, &out)
+        appendVarint(UInt64(row.columns.count), &out)
+        for column in row.columns { append(column, &out) }
+        return out
+    }
+
+    static func append(_ column: ColumnValue, _ out: inout [UInt8]) {
+        switch column {
+        case .reference(let code, let key):
+            out.append(Tag.reference.rawValue)
+            appendVarint(UInt64(code), &out)
+            appendVarint(zigzag(key), &out)
+        case .value(let value):
+            switch value {
+            case .null: out.append(Tag.null.rawValue)
+            case .int(let v): out.append(Tag.int.rawValue); appendVarint(zigzag(v), &out)
+            case .double(let v): out.append(Tag.double.rawValue); appendFixed(v.bitPattern, &out)
+            case .float(let v): out.append(Tag.float.rawValue); appendFixed(v.bitPattern, &out)
+            case .bool(let v): out.append(v ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
+            case .string(let v): out.append(Tag.string.rawValue); appendBytes(Array(v.utf8), &out)
+            case .date(let v): out.append(Tag.date.rawValue); appendFixed(v.timeIntervalSince1970.bitPattern, &out)
+            case .data(let v): out.append(Tag.data.rawValue); appendBytes(Array(v), &out)
+            case .uuid(let v):
+                out.append(Tag.uuid.rawValue)
+                withUnsafeBytes(of: v.uuid) { out.append(contentsOf: $0) }
+            case .url(let v): out.append(Tag.url.rawValue); appendBytes(Array(v.absoluteString.utf8), &out)
+            case .decimal(let v): out.append(Tag.decimal.rawValue); appendBytes(Array(v.description.utf8), &out)
+            }
+        }
+    }
+
+    /// Decodes a row; every length and count is checked against the bytes present.
+    /// - Throws: `StoreError.corruptRow` describing the first inconsistency.
+    static func decode(_ bytes: [UInt8], context: @autoclosure () -> String) throws -> StoredRow {
+        var reader = ByteReader(bytes: bytes)
+        do {
+            guard try reader.byte() == formatByte else { throw ByteReader.Failure.detail("unknown row format") }
+            let version = try reader.fixed(UInt64.self)
+            let code = try reader.fixed(UInt16.self)
+            let count = try reader.varint()
+            // Every column takes at least one byte: a larger count cannot be honest.
+            guard count <= UInt64(bytes.count) else { throw ByteReader.Failure.detail("column count \(count) exceeds row size") }
+            var columns: [ColumnValue] = []
+            columns.reserveCapacity(Int(count))
+            for _ in 0..<Int(count) { columns.append(try column(&reader)) }
+            guard reader.isAtEnd else { throw ByteReader.Failure.detail("\(reader.remaining) trailing bytes") }
+            return StoredRow(entityCode: code, version: version, columns: columns)
+        } catch let failure as ByteReader.Failure {
+            throw StoreError.corruptRow(location: context(), detail: "\(failure.text) at byte \(reader.offset)")
+        }
+    }
+
+    private static func column(_ reader: inout ByteReader) throws -> ColumnValue {
+        let raw = try reader.byte()
+        guard let tag = Tag(rawValue: raw) else { throw ByteReader.Failure.detail("unknown column tag \(raw)") }
+        switch tag {
+        case .null: return .null
+        case .int: return .value(.int(unzigzag(try reader.varint())))
+        case .double: return .value(.double(Double(bitPattern: try reader.fixed(UInt64.self))))
+        case .float: return .value(.float(Float(bitPattern: try reader.fixed(UInt32.self))))
+        case .boolFalse: return .value(.bool(false))
+        case .boolTrue: return .value(.bool(true))
+        case .string: return .value(.string(try reader.string()))
+        case .date: return .value(.date(Date(timeIntervalSince1970: Double(bitPattern: try reader.fixed(UInt64.self)))))
+        case .data: return .value(.data(Data(try reader.lengthPrefixed())))
+        case .uuid:
+            let b = Array(try reader.bytes(16))
+            return .value(.uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                                            b[12], b[13], b[14], b[15]))))
+        case .url:
+            let text = try reader.string()
+            guard let url = URL(string: text) else { throw ByteReader.Failure.detail("invalid URL") }
+            return .value(.url(url))
+        case .decimal:
+            let text = try reader.string()
+            guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw ByteReader.Failure.detail("invalid decimal")
+            }
+            return .value(.decimal(value))
+        case .reference:
+            let code = try reader.varint()
+            guard code <= UInt64(UInt16.max) else { throw ByteReader.Failure.detail("entity code \(code) out of range") }
+            return .reference(code: UInt16(code), key: unzigzag(try reader.varint()))
+        }
+    }
+
+    static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
+    static func unzigzag(_ value: UInt64) -> Int64 { Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1))) }
+
+    static func appendVarint(_ value: UInt64, _ out: inout [UInt8]) {
+        var remaining = value
+        while remaining >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
+            remaining >>= 7
+        }
+        out.append(UInt8(remaining))
+    }
+
+    static func appendFixed<T: FixedWidthInteger>(_ value: T, _ out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    static func appendBytes(_ bytes: [UInt8], _ out: inout [UInt8]) {
+        appendVarint(UInt64(bytes.count), &out)
+        out.append(contentsOf: bytes)
+    }
+}
+
+/// A bounds-checked reader over bytes from disk.
+struct ByteReader {
+    enum Failure: Error {
+        case detail(String)
+        var text: String { if case .detail(let text) = self { return text } else { return "" } }
+    }
+
+    let bytes: [UInt8]
+    private(set) var offset = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    var isAtEnd: Bool { offset == bytes.count }
+    var remaining: Int { bytes.count - offset }
+
+    mutating func byte() throws -> UInt8 {
+        guard offset < bytes.count else { throw Failure.detail("unexpected end") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func bytes(_ count: Int) throws -> ArraySlice<UInt8> {
+        guard count >= 0, count <= remaining else { throw Failure.detail("length \(count) runs past the end") }
+        defer { offset += count }
+        return bytes[offset..<(offset + count)]
+    }
+
+    mutating func fixed<T: FixedWidthInteger>(_: T.Type) throws -> T {
+        let slice = try bytes(MemoryLayout<T>.size)
+        var value: T = 0
+        for (shift, byte) in slice.enumerated() { value |= T(byte) << (shift * 8) }
+        return value
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var result: UInt64 = 0
+        for shift in stride(from: 0, through: 63, by: 7) {
+            let byte = try self.byte()
+            if shift == 63 && byte > 1 { throw Failure.detail("varint overflows 64 bits") }
+            result |= UInt64(byte & 0x7F) << UInt64(shift)
+            if byte & 0x80 == 0 { return result }
+        }
+        throw Failure.detail("varint longer than 10 bytes")
+    }
+
+    mutating func lengthPrefixed() throws -> ArraySlice<UInt8> {
+        let length = try varint()
+        guard length <= UInt64(remaining) else { throw Failure.detail("length \(length) runs past the end") }
+        return try bytes(Int(length))
+    }
+
+    mutating func string() throws -> String {
+        let slice = try lengthPrefixed()
+        guard let text = String(validating: slice, as: UTF8.self) else { throw Failure.detail("invalid UTF-8") }
+        return text
+    }
+}

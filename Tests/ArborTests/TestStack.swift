@@ -1,0 +1,33 @@
+import Arbor
+import ArborEngine
+import ArborTestSupport
+import Foundation
+
+/// A coordinator over a fresh store file in a temporary directory, with helpers to reopen it.
+final class TestStack {
+    let directory = TemporaryDirectory("arbor-tests")
+    let model: ManagedObjectModel
+    var coordinator: PersistentStoreCoordinator
+    var store: PersistentStore
+    var url: URL { directory.file("store.arbor") }
+
+    init(model: ManagedObjectModel? = nil) throws {
+        let model = try model ?? Fixtures.fullModel()
+        self.model = model
+        coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        store = try coordinator.addPersistentStore(at: directory.file("store.arbor"))
+    }
+
+    deinit { directory.remove() }
+
+    /// A new private-queue context on the current coordinator.
+    func context() -> ManagedObjectContext {
+        ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+    }
+
+    /// Closes nothing (stores close when released) and opens the file again with a new coordinator.
+    func reopen() throws {
+        coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        store = try coordinator.addPersistentStore(at: url)
+    }
+}
