@@ -139,9 +139,11 @@ extension ManagedObjectContext {
         if !permanent.isEmpty {
             for box in registered.values {
                 guard let object = box.object else { continue }
-                for slot in object.toMany.indices where object.toMany[slot]?.current != nil {
-                    object.toMany[slot]?.current = object.toMany[slot]?.current?.map(remap)
-                    object.toMany[slot]?.committed = object.toMany[slot]?.committed?.map(remap)
+                for slot in object.toMany.indices {
+                    guard var state = object.toMany[slot], state.current != nil else { continue }
+                    state.current = state.current?.map(remap)
+                    state.committed = state.committed?.map(remap)
+                    object.toMany[slot] = state
                 }
             }
         }
