@@ -117,13 +117,15 @@ extension ManagedObject {
         var result: [String: Any?] = [:]
         guard let context = managedObjectContext else { return result }
         for attribute in info.attributes where changes[attribute.slot] != nil {
-            result[attribute.description.name] = context.currentValue(self, slot: attribute.slot).attributeValue.anyValue
+            result.updateValue(context.currentValue(self, slot: attribute.slot).attributeValue.anyValue, forKey: attribute.description.name)
         }
         for relationship in info.relationships {
             if relationship.kind == .toOne {
-                if changes[relationship.slot] != nil { result[relationship.description.name] = context.toOneTarget(self, relationship) }
+                if changes[relationship.slot] != nil {
+                    result.updateValue(context.toOneTarget(self, relationship), forKey: relationship.description.name)
+                }
             } else if toMany[relationship.slot]?.isChanged == true {
-                result[relationship.description.name] = context.members(self, relationship)
+                result.updateValue(context.members(self, relationship), forKey: relationship.description.name)
             }
         }
         return result
@@ -138,13 +140,13 @@ extension ManagedObject {
         for name in names {
             switch info.propertiesByName[name] {
             case .attribute(let index)?:
-                result[name] = context.committedValue(self, slot: info.attributes[index].slot).attributeValue.anyValue
+                result.updateValue(context.committedValue(self, slot: info.attributes[index].slot).attributeValue.anyValue, forKey: name)
             case .relationship(let index)?:
                 let relationship = info.relationships[index]
                 if relationship.kind == .toOne {
-                    result[name] = context.committedValue(self, slot: relationship.slot).reference
+                    result.updateValue(context.committedValue(self, slot: relationship.slot).reference, forKey: name)
                 } else {
-                    result[name] = context.committedMembers(self, relationship)
+                    result.updateValue(context.committedMembers(self, relationship), forKey: name)
                 }
             case nil: continue
             }
