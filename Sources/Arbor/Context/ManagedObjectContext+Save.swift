@@ -24,7 +24,10 @@ extension ManagedObjectContext {
             edit(&entry.request)
             requests[ObjectIdentifier(store)] = entry
         }
-        let saved = Array(changed.values)
+        // Inserted objects in creation order, so primary keys follow it.
+        let saved = changed.values.sorted {
+            ($0.objectID.isTemporaryID ? 0 : 1, $0.objectID.primaryKey) < ($1.objectID.isTemporaryID ? 0 : 1, $1.objectID.primaryKey)
+        }
         for object in saved {
             let id = object.objectID
             if object.deletedFlag {
@@ -45,8 +48,20 @@ extension ManagedObjectContext {
                 guard let state = object.toMany[relationship.slot], state.isChanged else { continue }
                 let name = relationship.description.name
                 if relationship.kind == .oneToMany {
-                    if relationship.description.isOrdered && state.orderChanged, let current = state.current {
+                    guard relationship.description.isOrdered else { continue }
+                    if state.orderChanged, let current = state.current {
                         try add(id) { $0.orderedLists.append(SaveRequest.OrderedList(owner: id, relationship: name, members: current)) }
+                    } else {
+                        let appended: [ObjectID]
+                        if let current = state.current {
+                            let committed = Set(state.committed ?? [])
+                            appended = current.filter { !committed.contains($0) }
+                        } else {
+                            appended = state.added
+                        }
+                        if !appended.isEmpty {
+                            try add(id) { $0.orderedAppends.append(SaveRequest.OrderedAppend(owner: id, relationship: name, members: appended)) }
+                        }
                     }
                     continue
                 }

@@ -83,6 +83,7 @@ final class SaveWriter {
         try assignPrimaryKeys(request.inserts)
         for delete in request.deletes { try deleteRow(delete) }
         for list in request.orderedLists { try assignOrder(list) }
+        for append in request.orderedAppends { try assignAppendedOrder(append) }
         var pending: Set<RowKey> = []
         for update in request.updates { pending.insert(RowKey(update.id)) }
         for insert in request.inserts { if let id = permanent[insert.id] { pending.insert(RowKey(id)) } }
@@ -280,6 +281,20 @@ final class SaveWriter {
             previous = order
         }
         appendCursors[OwnerKey(tree: tree, owner: owner.primaryKey)] = max(previous ?? 0, highest)
+    }
+
+    /// Gives members appended to an ordered relationship order keys after the stored ones, in
+    /// the order they were appended.
+    private func assignAppendedOrder(_ append: SaveRequest.OrderedAppend) throws {
+        guard let owner = resolve(append.owner, from: append.owner, key: append.relationship),
+              let relationship = owner.info.relationship(named: append.relationship),
+              let inverse = store.model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse),
+              let tree = inverse.foreignKeyTree, let orderSlot = inverse.orderSlot else { return }
+        for member in append.members {
+            guard let id = resolve(member, from: owner, key: append.relationship) else { continue }
+            let key = OrderKey(slot: orderSlot, member: id.primaryKey)
+            if orderAssignments[key] == nil { orderAssignments[key] = try nextAppendOrder(tree: tree, owner: owner.primaryKey) }
+        }
     }
 
     /// Rewrites members whose order key changed but that the save did not otherwise write.

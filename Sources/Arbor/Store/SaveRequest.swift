@@ -26,6 +26,14 @@ struct SaveRequest: Sendable {
         var members: [ObjectID]
     }
 
+    /// Members appended to an ordered one-to-many relationship since it was last saved, in
+    /// order (they follow the stored members).
+    struct OrderedAppend: Sendable {
+        var owner: ObjectID
+        var relationship: String
+        var members: [ObjectID]
+    }
+
     /// The change of one side of a many-to-many relationship of one owner.
     struct JoinChange: Sendable {
         var owner: ObjectID
@@ -40,10 +48,11 @@ struct SaveRequest: Sendable {
     var updates: [RowWrite] = []
     var deletes: [RowDelete] = []
     var orderedLists: [OrderedList] = []
+    var orderedAppends: [OrderedAppend] = []
     var joinChanges: [JoinChange] = []
 
     var isEmpty: Bool {
-        inserts.isEmpty && updates.isEmpty && deletes.isEmpty && orderedLists.isEmpty && joinChanges.isEmpty
+        inserts.isEmpty && updates.isEmpty && deletes.isEmpty && orderedLists.isEmpty && orderedAppends.isEmpty && joinChanges.isEmpty
     }
 }
 

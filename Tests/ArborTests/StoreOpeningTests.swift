@@ -1,0 +1,101 @@
+import Arbor
+import ArborEngine
+import ArborTestSupport
+import Foundation
+import Testing
+
+@Suite("Opening stores: missing, foreign, corrupt files and model mismatches")
+struct StoreOpeningTests {
+    @Test("a missing file without create, a foreign file, an engine file without a model")
+    func badFiles() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let model = try Fixtures.fullModel()
+        let missing = directory.file("missing.arbor")
+        #expect(throws: StoreError.fileNotFound(path: missing.path)) {
+            try PersistentStore(url: missing, model: model, options: PersistentStore.Options(createIfMissing: false))
+        }
+        #expect(throws: StoreError.fileNotFound(path: missing.path)) {
+            try PersistentStore(url: missing, model: model, options: PersistentStore.Options(readOnly: true))
+        }
+        let foreign = directory.file("foreign.db")
+        try Data(repeating: 0x53, count: 8192).write(to: foreign)
+        let foreignError = try #require(throws: StoreError.self) { try PersistentStore(url: foreign, model: model) }
+        guard case .notAStoreFile = foreignError else {
+            Issue.record("expected notAStoreFile, got \(foreignError)")
+            return
+        }
+        let engineFile = directory.file("engine.arbor")
+        let database = try Database.open(path: engineFile.path)
+        try database.update { tx in try tx.createTree("things").put([1], [2]) }
+        let engineError = try #require(throws: StoreError.self) { try PersistentStore(url: engineFile, model: model) }
+        #expect(engineError.description.contains("without an object model"))
+    }
+
+    @Test("a changed model is detected and every difference named")
+    func modelMismatch() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.arbor")
+        let original = try ManagedObjectModel(entities: Fixtures.transitEntities())
+        _ = try PersistentStore(url: url, model: original)
+        var entities = Fixtures.transitEntities()
+        entities[0].attributes.append(AttributeDescription("zone", .string, optional: true))
+        entities[1].attributes.removeAll { $0.name == "dropOffType" }
+        let changed = try ManagedObjectModel(entities: entities)
+        #expect(changed.versionHash != original.versionHash)
+        let error = try #require(throws: StoreError.self) { try PersistentStore(url: url, model: changed) }
+        guard case .modelMismatch(_, let storeHash, let modelHash, let differences) = error else {
+            Issue.record("expected modelMismatch, got \(error)")
+            return
+        }
+        #expect(storeHash == original.versionHash)
+        #expect(modelHash == changed.versionHash)
+        #expect(differences == ["Stop: attribute zone added", "StopTime: attribute dropOffType removed"])
+        // The same model declared again opens fine (hashes are stable).
+        let again = try ManagedObjectModel(entities: Fixtures.transitEntities())
+        #expect(again.versionHash == original.versionHash)
+        _ = try PersistentStore(url: url, model: again)
+    }
+
+    @Test("a corrupt row gives a typed error naming the row, never a crash")
+    func corruptRow() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        let id: ObjectID = try context.performAndWait {
+            let stop = makeStop(context, 1)
+            try context.save()
+            return stop.objectID
+        }
+        // Overwrite the row through the engine with garbage.
+        let database = try Database.open(path: stack.url.path)
+        try database.update { tx in try tx.tree("rows.Stop").put(TupleKey.encode([.int64(id.primaryKey)]), [1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 200, 1]) }
+        try stack.reopen()
+        let fresh = stack.context()
+        fresh.performAndWait {
+            let error = #expect(throws: StoreError.self) { try fresh.existingObject(with: try stack.id(id)) }
+            #expect(error?.description.contains("rows.Stop/1") == true)
+        }
+    }
+
+    @Test("the container sets up the stack in one line; a read-only store refuses saves")
+    func containerAndReadOnly() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("transit.arbor")
+        let model = try Fixtures.fullModel()
+        let container = try PersistentContainer(name: "transit", model: model, url: url)
+        let background = container.newBackgroundContext()
+        try background.performAndWait {
+            _ = makeStop(background, 1)
+            try background.save()
+        }
+        let readOnly = PersistentStoreCoordinator(managedObjectModel: model)
+        try readOnly.addPersistentStore(at: url, options: PersistentStore.Options(readOnly: true))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: readOnly)
+        try context.performAndWait {
+            _ = makeStop(context, 2)
+            #expect(throws: StoreError.readOnlyStore(path: url.path)) { try context.save() }
+        }
+    }
+}
