@@ -95,7 +95,7 @@ struct SaveCrashTests {
                 let state = try Self.snapshot(reopened, model: model)
                 #expect(state == before || state == after, "crash point \(point), \(mode): \(state) vs \(after)")
                 if state == before { sawBefore += 1 } else if state == after { sawAfter += 1 }
-                let report = reopened.database.checkIntegrity()
+                let report = reopened.checkIntegrity()
                 #expect(report.isSound, "crash point \(point), \(mode): \(report.problems)")
             }
         }

@@ -5,6 +5,8 @@ extension ManagedObjectContext {
     /// - Throws: `ContextError.objectNotFound` when the row is gone; store errors.
     func fulfill(_ object: ManagedObject) throws {
         guard object.isFaultState, !object.insertedFlag else { return }
+        // A temporary ID names an object inserted in some context and never saved: no row.
+        guard !object.objectID.isTemporaryID else { throw ContextError.objectNotFound(object.objectID) }
         let store = try store(for: object.objectID)
         store.rowCache.noteFaultFired()
         guard let row = try store.row(for: object.objectID, maxAge: stalenessInterval < 0 ? nil : stalenessInterval) else {

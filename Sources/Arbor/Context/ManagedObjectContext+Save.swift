@@ -47,27 +47,21 @@ extension ManagedObjectContext {
             for relationship in object.info.relationships where relationship.kind != .toOne {
                 guard let state = object.toMany[relationship.slot], state.isChanged else { continue }
                 let name = relationship.description.name
+                let ordered = relationship.description.isOrdered
                 if relationship.kind == .oneToMany {
-                    guard relationship.description.isOrdered else { continue }
-                    if state.orderChanged, let current = state.current {
-                        try add(id) { $0.orderedLists.append(SaveRequest.OrderedList(owner: id, relationship: name, members: current)) }
-                    } else {
-                        let appended: [ObjectID]
-                        if let current = state.current {
-                            let committed = Set(state.committed ?? [])
-                            appended = current.filter { !committed.contains($0) }
-                        } else {
-                            appended = state.added
-                        }
+                    guard ordered else { continue }
+                    if let appended = state.appendedMembers {
                         if !appended.isEmpty {
                             try add(id) { $0.orderedAppends.append(SaveRequest.OrderedAppend(owner: id, relationship: name, members: appended)) }
                         }
+                    } else if let current = state.current {
+                        try add(id) { $0.orderedLists.append(SaveRequest.OrderedList(owner: id, relationship: name, members: current)) }
                     }
                     continue
                 }
                 var change = SaveRequest.JoinChange(owner: id, relationship: name, members: nil)
                 if let current = state.current {
-                    if state.orderChanged || state.committed == nil {
+                    if state.committed == nil || (ordered && state.appendedMembers == nil) {
                         change.members = current
                     } else {
                         let committed = state.committed ?? []
@@ -240,14 +234,14 @@ extension ManagedObjectContext {
                     object.toMany[slot] = nil
                     continue
                 }
-                if let current = state.current {
-                    let committed = state.committed ?? []
-                    let currentSet = Set(current), committedSet = Set(committed)
-                    state.added = current.filter { !committedSet.contains($0) }
-                    state.removed = Set(committed.filter { !currentSet.contains($0) })
+                // A list whose order was rearranged stays as the app left it; otherwise keep
+                // only the delta, applied over the stored members when next read.
+                if state.current != nil, let appended = state.appendedMembers {
+                    let currentSet = Set(state.current ?? [])
+                    state.removed = Set((state.committed ?? []).filter { !currentSet.contains($0) })
+                    state.added = appended
                     state.current = nil
                     state.committed = nil
-                    state.orderChanged = false
                     object.toMany[slot] = state
                 }
             }

@@ -37,13 +37,15 @@ struct ToManyState {
     var orderChanged = false
     var isChanged = false
 
+    /// Appends a member (no effect when it is already one). A member removed earlier and
+    /// appended again moves to the end, as in an ordered set.
     mutating func append(_ id: ObjectID) {
         isChanged = true
         if current != nil {
             if current?.contains(id) == false { current?.append(id) }
             return
         }
-        if removed.remove(id) == nil, !added.contains(id) { added.append(id) }
+        if !added.contains(id) { added.append(id) }
     }
 
     mutating func remove(_ id: ObjectID) {
@@ -52,7 +54,8 @@ struct ToManyState {
             current?.removeAll { $0 == id }
             return
         }
-        if let position = added.firstIndex(of: id) { added.remove(at: position) } else { removed.insert(id) }
+        if let position = added.firstIndex(of: id) { added.remove(at: position) }
+        removed.insert(id)
     }
 
     /// Materializes `current` from the stored members.
@@ -66,6 +69,20 @@ struct ToManyState {
         current = list
         added = []
         removed = []
+    }
+
+    /// For a materialized list: the members added since it was read, when they are all at the
+    /// end and the stored members kept their order (so saving can append); nil when the order
+    /// changed otherwise (saving must rewrite the whole order).
+    var appendedMembers: [ObjectID]? {
+        guard let current else { return added }
+        if orderChanged { return nil }
+        let stored = committed ?? []
+        let storedSet = Set(stored), currentSet = Set(current)
+        let newMembers = current.filter { !storedSet.contains($0) }
+        guard current.filter(storedSet.contains) == stored.filter(currentSet.contains),
+              Array(current.suffix(newMembers.count)) == newMembers else { return nil }
+        return newMembers
     }
 
     /// After a successful save: the current members are the stored ones.

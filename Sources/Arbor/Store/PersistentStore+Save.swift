@@ -337,14 +337,14 @@ final class SaveWriter {
         let removed = Set(change.removed.compactMap { $0.isTemporaryID ? permanent[$0]?.primaryKey : $0.primaryKey })
         if !removed.isEmpty { try removeJoinEntries(tree: tree, side: side, owner: owner.primaryKey, members: removed) }
         var last: Int64 = 0
-        if ordered {
-            try tree.forEach(in: .prefix(prefix), reverse: true) { key, _ in
-                last = IndexKeys.orderComponent(key) ?? 0
-                return false
-            }
+        var present: Set<Int64> = []
+        try tree.forEach(in: .prefix(prefix)) { key, _ in
+            if let member = IndexKeys.trailingKey(key) { present.insert(member) }
+            last = max(last, IndexKeys.orderComponent(key) ?? 0)
+            return true
         }
         for member in change.added {
-            guard let id = resolve(member, from: owner, key: change.relationship) else { continue }
+            guard let id = resolve(member, from: owner, key: change.relationship), present.insert(id.primaryKey).inserted else { continue }
             var order: Int64 = 0
             if ordered {
                 last += IndexKeys.orderStep

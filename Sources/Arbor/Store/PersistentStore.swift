@@ -80,6 +80,10 @@ public final class PersistentStore: Sendable {
 
     public func resetStatistics() { rowCache.resetStatistics() }
 
+    /// The engine's full integrity check of the file (checksums, key order, page ownership).
+    /// - Complexity: O(pages).
+    public func checkIntegrity() -> IntegrityReport { database.checkIntegrity() }
+
     /// Whether this store holds objects of `entity`.
     func holds(_ info: EntityInfo) -> Bool { entityNames.contains(info.name) }
 
