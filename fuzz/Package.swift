@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// libFuzzer targets for ArborEngine. Built and run by `make fuzz` (see ../Makefile):
+// libFuzzer targets for ArborEngine and Arbor. Built and run by `make fuzz` (see ../Makefile):
 //   swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address ...
 // A separate package so the main package's `swift build` never links a fuzzer entry point.
 import PackageDescription
@@ -11,6 +11,7 @@ let package = Package(
         .executableTarget(name: "FuzzFileOpen", dependencies: [.product(name: "ArborEngineTestSupport", package: "Arbor")]),
         .executableTarget(name: "FuzzDecode", dependencies: [.product(name: "ArborEngineTestSupport", package: "Arbor")]),
         .executableTarget(name: "FuzzOperations", dependencies: [.product(name: "ArborEngineTestSupport", package: "Arbor")]),
+        .executableTarget(name: "FuzzContext", dependencies: [.product(name: "ArborTestSupport", package: "Arbor")]),
         // Writes the seed corpora (real store files, keys, operation sequences); run once, commit the output.
         .executableTarget(name: "MakeSeeds", dependencies: [
             .product(name: "ArborEngine", package: "Arbor"), .product(name: "ArborEngineTestSupport", package: "Arbor"),

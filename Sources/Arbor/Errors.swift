@@ -48,6 +48,12 @@ public struct SaveConflict: Equatable, Sendable, CustomStringConvertible {
     /// The version in the store now (nil: the row was deleted).
     public var storedVersion: UInt64?
 
+    public init(objectID: ObjectID, expectedVersion: UInt64, storedVersion: UInt64?) {
+        self.objectID = objectID
+        self.expectedVersion = expectedVersion
+        self.storedVersion = storedVersion
+    }
+
     public var description: String {
         "\(objectID): expected version \(expectedVersion), store has \(storedVersion.map(String.init) ?? "no row (deleted)")"
     }

@@ -56,3 +56,10 @@ for index in 0..<4 {
     try write("FuzzOperations", "ops-\(index)", (0..<(400 * (index + 1))).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
 }
 print("seeds written to \(root)")
+
+// Context operation sequences: pseudo-random bytes of several lengths (each byte picks an
+// operation or an operand, see GraphDifferential.apply).
+for (index, length) in [64, 256, 700, 1500].enumerated() {
+    var generator = SplitMix64(seed: 0xC0DE + UInt64(index))
+    try write("FuzzContext", "operations-\(index)", (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+}
