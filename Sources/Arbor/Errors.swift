@@ -75,6 +75,8 @@ public enum ValidationFailureKind: Equatable, Sendable {
     case danglingReference(ObjectID)
     /// The object's class is not the class of any entity in the model.
     case entityNotInModel
+    /// The object's entity is abstract: only its sub-entities can have instances.
+    case abstractEntity
     /// An object of another context was used in this one (pass object IDs between contexts).
     case objectFromAnotherContext(ObjectID)
     /// A dynamic `setValue(_:forKey:)` could not be applied (unknown key, wrong type).
@@ -100,6 +102,7 @@ public struct ValidationFailure: Equatable, Sendable, CustomStringConvertible {
             return "\(subject): values of (\(properties.joined(separator: ", "))) are already used by \(other)"
         case .danglingReference(let target): return "\(subject): refers to \(target), which is deleted or not in the graph"
         case .entityNotInModel: return "\(subject): the object's class is not an entity of the model"
+        case .abstractEntity: return "\(subject): the entity is abstract; insert one of its sub-entities"
         case .objectFromAnotherContext(let other): return "\(subject): \(other) belongs to another context"
         case .invalidValue(let detail): return "\(subject): \(detail)"
         }

@@ -180,6 +180,10 @@ extension ManagedObjectContext {
                 fail("", .entityNotInModel)
                 continue
             }
+            if info.isAbstract && object.insertedFlag {
+                fail("", .abstractEntity)
+                continue
+            }
             let checkAll = object.insertedFlag
             for attribute in info.attributes where checkAll || object.changes[attribute.slot] != nil {
                 let description = attribute.description
