@@ -15,6 +15,7 @@ let package = Package(
             name: "arbor-bench",
             dependencies: [
                 .product(name: "ArborEngine", package: "Arbor"),
+                .product(name: "Arbor", package: "Arbor"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

@@ -86,7 +86,7 @@ struct SaveCrashTests {
         for point in 0..<points {
             let file = SimulatedFile(bytes: baseImage, crashAfter: point)
             let (store, context) = try Self.open(file, model)
-            context.performAndWait {
+            _ = context.performAndWait {
                 #expect(throws: (any Error).self) { try Self.change(context, store: store, model: model) }
             }
             for (modeIndex, mode) in CrashMode.allCases.enumerated() {

@@ -93,7 +93,7 @@ struct StoreOpeningTests {
         let readOnly = PersistentStoreCoordinator(managedObjectModel: model)
         try readOnly.addPersistentStore(at: url, options: PersistentStore.Options(readOnly: true))
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: readOnly)
-        try context.performAndWait {
+        context.performAndWait {
             _ = makeStop(context, 2)
             #expect(throws: StoreError.readOnlyStore(path: url.path)) { try context.save() }
         }

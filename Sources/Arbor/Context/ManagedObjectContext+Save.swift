@@ -17,12 +17,13 @@ extension ManagedObjectContext {
         guard failures.isEmpty else { throw ValidationError(failures: failures) }
         guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore }
 
-        var requests: [ObjectIdentifier: (store: PersistentStore, request: SaveRequest)] = [:]
+        var requests: [ObjectIdentifier: SaveRequest] = [:]
+        var stores: [ObjectIdentifier: PersistentStore] = [:]
         func add(_ id: ObjectID, _ edit: (inout SaveRequest) -> Void) throws {
             let store = try coordinator.store(for: id)
-            var entry = requests[ObjectIdentifier(store)] ?? (store, SaveRequest())
-            edit(&entry.request)
-            requests[ObjectIdentifier(store)] = entry
+            let key = ObjectIdentifier(store)
+            stores[key] = store
+            edit(&requests[key, default: SaveRequest()])  // in place: no copy of the request
         }
         // Inserted objects in creation order, so primary keys follow it.
         let saved = changed.values.sorted {
@@ -78,10 +79,13 @@ extension ManagedObjectContext {
         }
 
         // Phase one: write and check every store; phase two: commit them all.
-        let ordered = requests.values.sorted { $0.store.identifier.uuidString < $1.store.identifier.uuidString }
+        let ordered = stores.values.sorted { $0.identifier.uuidString < $1.identifier.uuidString }
         var prepared: [PreparedSave] = []
         do {
-            for entry in ordered where !entry.request.isEmpty { prepared.append(try entry.store.prepareSave(entry.request)) }
+            for store in ordered {
+                guard let request = requests[ObjectIdentifier(store)], !request.isEmpty else { continue }
+                prepared.append(try store.prepareSave(request))
+            }
         } catch {
             for save in prepared { save.abort() }
             throw error
@@ -144,18 +148,8 @@ extension ManagedObjectContext {
             object.insertedFlag = false
             for slot in object.toMany.indices { object.toMany[slot]?.commit(remap: remap) }
         }
-        // Loaded to-many lists of other objects may name objects inserted by this save.
-        if !permanent.isEmpty {
-            for box in registered.values {
-                guard let object = box.object else { continue }
-                for slot in object.toMany.indices {
-                    guard var state = object.toMany[slot], state.current != nil else { continue }
-                    state.current = state.current?.map(remap)
-                    state.committed = state.committed?.map(remap)
-                    object.toMany[slot] = state
-                }
-            }
-        }
+        // Only changed objects can hold temporary IDs (adding a member changes the owner), and
+        // each of them was remapped above: the rest of the identity map needs no pass.
     }
 
     /// Every validation failure of the pending changes.
