@@ -1,0 +1,237 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// The objects that match `request`, sorted, after offset and limit.
+    ///
+    /// Stores are read through the query planner (an index range when one covers the predicate,
+    /// otherwise a scan); with `includesPendingChanges` (the default) the context's unsaved
+    /// inserts, updates and deletes are reflected first, then sort, offset and limit apply.
+    /// - Throws: `ContextError.unknownEntity`, `ObjectPredicateError` (unknown key, type mismatch),
+    ///   store errors.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        let (entries, _) = try execute(request)
+        return entries.map { entry in
+            let object = self.object(with: entry.id)
+            if !request.returnsObjectsAsFaults, object.isFaultState, let row = entry.row, let store = try? store(for: entry.id) {
+                try? apply(row, to: object, from: store)
+            }
+            return object
+        }
+    }
+
+    /// Typed `fetch`: the objects of `request` as `T` (objects of other classes are skipped).
+    public func fetch<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        try fetch(request).compactMap { $0 as? T }
+    }
+
+    /// The IDs of the objects that match `request`, without instantiating objects.
+    public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] {
+        try execute(request).entries.map(\.id)
+    }
+
+    /// The number of objects `request` would return.
+    public func count(for request: FetchRequest) throws -> Int {
+        var counting = request
+        counting.sortDescriptors = []
+        return try execute(counting).entries.count
+    }
+
+    /// The plan of each store's part of `request`, and the rows it examined when run.
+    public func explain(_ request: FetchRequest) throws -> [FetchStatistics] {
+        try execute(request).statistics
+    }
+
+    func execute(_ request: FetchRequest) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
+        guard let coordinator = persistentStoreCoordinator, let model else { throw ContextError.noPersistentStore }
+        guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        if let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
+        for descriptor in request.sortDescriptors {
+            try PredicateChecker(model: model).checkPath(descriptor.keyPath.split(separator: ".").map(String.init), from: info, allowToMany: false)
+        }
+        var entries: [FetchedRow] = []
+        var statistics: [FetchStatistics] = []
+        for store in coordinator.persistentStores where store.holds(info) {
+            let (rows, stats) = try store.fetchRows(info, predicate: request.predicate, includesSubentities: request.includesSubentities,
+                                                    sortDescriptors: request.sortDescriptors)
+            entries.append(contentsOf: rows)
+            statistics.append(stats)
+        }
+        if request.includesPendingChanges { try mergePendingChanges(into: &entries, request: request, info: info) }
+        if !request.sortDescriptors.isEmpty {
+            entries.sort { Self.precedes($0, $1, request.sortDescriptors) }
+        }
+        let start = min(max(request.fetchOffset, 0), entries.count)
+        var end = entries.count
+        if request.fetchLimit > 0 { end = min(end, start + request.fetchLimit) }
+        return (Array(entries[start..<end]), statistics)
+    }
+
+    /// Replaces stored rows of changed objects by their in-memory state, drops deleted ones and
+    /// adds matching inserted ones.
+    private func mergePendingChanges(into entries: inout [FetchedRow], request: FetchRequest, info: EntityInfo) throws {
+        guard !changed.isEmpty else { return }
+        entries.removeAll { changed[$0.id] != nil }
+        var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
+        for object in changed.values where !object.deletedFlag {
+            let matchesEntity = request.includesSubentities ? info.includes(object.info) : object.info === info
+            guard matchesEntity else { continue }
+            let subject = ObjectSubject(object: object, context: self)
+            if let predicate = request.predicate, try !evaluator.evaluate(predicate, subject) { continue }
+            var keys: [AttributeValue] = []
+            for descriptor in request.sortDescriptors {
+                let path = descriptor.keyPath.split(separator: ".").map(String.init)
+                if case .scalar(let value) = try evaluator.follow(path, from: .object(object.objectID), start: subject) {
+                    keys.append(value)
+                } else {
+                    keys.append(.null)
+                }
+            }
+            entries.append(FetchedRow(id: object.objectID, row: nil, sortKeys: keys))
+        }
+    }
+
+    /// Sort order: each descriptor in turn (nil first when ascending), then saved objects by
+    /// primary key, then unsaved ones in creation order.
+    static func precedes(_ a: FetchedRow, _ b: FetchedRow, _ descriptors: [ObjectSortDescriptor]) -> Bool {
+        for (index, descriptor) in descriptors.enumerated() {
+            let x = a.sortKeys[index], y = b.sortKeys[index]
+            let order: ComparisonResult
+            switch (x.isNull, y.isNull) {
+            case (true, true): order = .orderedSame
+            case (true, false): order = .orderedAscending
+            case (false, true): order = .orderedDescending
+            default: order = ValueOrder.compare(x, y, descriptor.options) ?? .orderedSame
+            }
+            if order == .orderedSame { continue }
+            return descriptor.ascending ? order == .orderedAscending : order == .orderedDescending
+        }
+        return (a.id.isTemporaryID ? 1 : 0, a.id.primaryKey) < (b.id.isTemporaryID ? 1 : 0, b.id.primaryKey)
+    }
+}
+
+/// Checks a predicate against an entity before it runs: every key exists, to-many keys are
+/// quantified or aggregated, constants fit the attributes they are compared with.
+struct PredicateChecker {
+    let model: ManagedObjectModel
+
+    func check(_ predicate: ObjectPredicate, entity: EntityInfo, variables: [String: EntityInfo] = [:]) throws {
+        switch predicate {
+        case .true, .false: return
+        case .and(let parts), .or(let parts): for part in parts { try check(part, entity: entity, variables: variables) }
+        case .not(let part): try check(part, entity: entity, variables: variables)
+        case .comparison(let comparison):
+            let left = try check(comparison.left, entity: entity, variables: variables)
+            let right = try check(comparison.right, entity: entity, variables: variables)
+            if case .toMany(let name) = left, comparison.modifier == .direct, comparison.op != .contains {
+                throw ObjectPredicateError.unsupported("to-many key \(name) needs ANY, ALL, NONE or an aggregate such as \(name).@count")
+            }
+            if case .attribute(let name, let type) = left, case .constant(let value) = comparison.right {
+                try checkType(name, type, value, comparison.op)
+            }
+            if case .attribute(let name, let type) = right, case .constant(let value) = comparison.left {
+                try checkType(name, type, value, comparison.op)
+            }
+            if case .attribute(let name, let type) = left, case .list(let items) = comparison.right {
+                for case .constant(let value) in items { try checkType(name, type, value, .equal) }
+            }
+        }
+    }
+
+    enum Kind {
+        case attribute(String, AttributeType)
+        case toOne(String)
+        case toMany(String)
+        case value
+    }
+
+    @discardableResult
+    func check(_ expression: PredicateExpression, entity: EntityInfo, variables: [String: EntityInfo]) throws -> Kind {
+        switch expression {
+        case .constant, .object, .variable, .evaluatedObject: return .value
+        case .list(let items):
+            for item in items { try check(item, entity: entity, variables: variables) }
+            return .value
+        case .keyPath(let path): return try checkPath(path, from: entity, allowToMany: true)
+        case .variablePath(let name, let path):
+            guard let start = variables[name] else { throw ObjectPredicateError.unboundVariable(name) }
+            return try checkPath(path, from: start, allowToMany: true)
+        case .aggregate(_, let collection, let key):
+            guard case .toMany(let name) = try check(collection, entity: entity, variables: variables) else {
+                throw ObjectPredicateError.unsupported("an aggregate needs a to-many key path")
+            }
+            if let key, let destination = destination(of: collection, entity: entity, variables: variables) {
+                guard destination.attribute(named: key) != nil else { throw ObjectPredicateError.unknownKey(entity: destination.name, key: key) }
+            }
+            _ = name
+            return .value
+        case .subquery(let collection, let variable, let predicate):
+            guard case .toMany = try check(collection, entity: entity, variables: variables),
+                  let destination = destination(of: collection, entity: entity, variables: variables) else {
+                throw ObjectPredicateError.unsupported("SUBQUERY needs a to-many key path")
+            }
+            var inner = variables
+            inner[variable] = destination
+            try check(predicate, entity: entity, variables: inner)
+            return .toMany("SUBQUERY")
+        }
+    }
+
+    /// The entity a to-many expression's members belong to.
+    func destination(of expression: PredicateExpression, entity: EntityInfo, variables: [String: EntityInfo]) -> EntityInfo? {
+        var current: EntityInfo?
+        var path: [String]
+        switch expression {
+        case .keyPath(let keys): current = entity; path = keys
+        case .variablePath(let name, let keys): current = variables[name]; path = keys
+        case .subquery(let collection, _, _): return destination(of: collection, entity: entity, variables: variables)
+        default: return nil
+        }
+        for key in path {
+            guard let relationship = current?.relationship(named: key) else { return nil }
+            current = model.info(named: relationship.destinationName)
+        }
+        return current
+    }
+
+    @discardableResult
+    func checkPath(_ path: [String], from entity: EntityInfo, allowToMany: Bool) throws -> Kind {
+        var current = entity
+        var sawToMany: String?
+        for (position, key) in path.enumerated() {
+            let isLast = position == path.count - 1
+            if let attribute = current.attribute(named: key) {
+                guard isLast else { throw ObjectPredicateError.unknownKey(entity: current.name, key: path[position...].joined(separator: ".")) }
+                return sawToMany.map { .toMany($0) } ?? .attribute(path.joined(separator: "."), attribute.description.type)
+            }
+            guard let relationship = current.relationship(named: key), let destination = model.info(named: relationship.destinationName) else {
+                throw ObjectPredicateError.unknownKey(entity: current.name, key: key)
+            }
+            if relationship.kind != .toOne {
+                guard allowToMany else { throw ObjectPredicateError.unsupported("sorting by to-many key \(key)") }
+                sawToMany = path.joined(separator: ".")
+            }
+            current = destination
+            if isLast { return sawToMany.map { .toMany($0) } ?? .toOne(key) }
+        }
+        return .value
+    }
+
+    func checkType(_ key: String, _ type: AttributeType, _ value: AttributeValue, _ op: Comparison.Operator) throws {
+        if value.isNull { return }
+        let numeric: Set<AttributeType> = [.int16, .int32, .int64, .double, .float, .decimal, .bool]
+        let fits: Bool
+        switch value {
+        case .int, .double, .float, .decimal, .bool: fits = numeric.contains(type)
+        case .string: fits = type == .string || type == .url || type == .uuid
+        case .date: fits = type == .date
+        case .data: fits = type == .data || type == .transformable
+        case .uuid: fits = type == .uuid
+        case .url: fits = type == .url || type == .string
+        case .null: fits = true
+        }
+        if !fits { throw ObjectPredicateError.typeMismatch(key: key, expected: type.rawValue, found: "\(value.kindName) \(value)") }
+        if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op), type != .string, type != .url {
+            throw ObjectPredicateError.typeMismatch(key: key, expected: type.rawValue, found: "the string operator \(op.rawValue)")
+        }
+    }
+}

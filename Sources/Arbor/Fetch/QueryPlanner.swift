@@ -1,0 +1,244 @@
+import ArborEngine
+import Foundation
+
+/// How a fetch reads a store: a scan of the entity's rows, or key ranges of one index (then
+/// the rows of the entries found). The whole predicate is still evaluated on every row read, so
+/// an access path only has to cover the answer, never to be exact.
+struct QueryPlan: CustomStringConvertible {
+    enum Access {
+        case scan
+        case index(EntityInfo.Index, [KeyRange])
+    }
+
+    let entity: EntityInfo
+    let access: Access
+    /// What the index ranges come from, for `description`.
+    let usedConditions: [String]
+
+    var description: String {
+        switch access {
+        case .scan: return "SCAN \(entity.rowTree)"
+        case .index(let index, let ranges):
+            return "SEARCH \(index.tree) (\(usedConditions.joined(separator: " AND ")))" + (ranges.count > 1 ? " × \(ranges.count) ranges" : "")
+        }
+    }
+}
+
+enum QueryPlanner {
+    /// A condition on one stored column, usable as an index bound.
+    enum Condition {
+        case equal(TupleValue)
+        case oneOf([TupleValue])
+        case range(lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?)
+        case prefix(String)
+    }
+
+    static let maximumRanges = 256
+
+    static func plan(_ predicate: ObjectPredicate?, for info: EntityInfo, store: PersistentStore) -> QueryPlan {
+        guard let predicate else { return QueryPlan(entity: info, access: .scan, usedConditions: []) }
+        var conditions: [Int: [(Condition, String)]] = [:]
+        for conjunct in conjuncts(predicate) {
+            guard case .comparison(let comparison) = conjunct,
+                  let (slot, condition) = condition(comparison, info: info, store: store) else { continue }
+            conditions[slot, default: []].append((condition, PredicateFormatter.format(conjunct)))
+        }
+        var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [String])?
+        for index in info.indexes {
+            guard let (score, ranges, used) = ranges(for: index, conditions) else { continue }
+            if score > (best?.score ?? 0) { best = (score, index, ranges, used) }
+        }
+        guard let best else { return QueryPlan(entity: info, access: .scan, usedConditions: []) }
+        return QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used)
+    }
+
+    static func conjuncts(_ predicate: ObjectPredicate) -> [ObjectPredicate] {
+        if case .and(let parts) = predicate { return parts.flatMap(conjuncts) }
+        return [predicate]
+    }
+
+    /// The column condition a comparison states, when it compares a stored column of the
+    /// entity with constants.
+    static func condition(_ comparison: Comparison, info: EntityInfo, store: PersistentStore) -> (Int, Condition)? {
+        guard comparison.modifier == .direct else { return nil }
+        var op = comparison.op
+        var keyExpression = comparison.left, constant = comparison.right
+        if case .keyPath = comparison.right, !isKeyPath(comparison.left) {
+            swap(&keyExpression, &constant)
+            switch op {
+            case .less: op = .greater
+            case .lessOrEqual: op = .greaterOrEqual
+            case .greater: op = .less
+            case .greaterOrEqual: op = .lessOrEqual
+            case .equal, .notEqual: break
+            default: return nil
+            }
+        }
+        guard case .keyPath(let path) = keyExpression, path.count == 1 else { return nil }
+        let slot: Int
+        let type: AttributeType?
+        var destinationRoot: UInt16?
+        if let attribute = info.attribute(named: path[0]) {
+            slot = attribute.slot
+            type = attribute.description.type
+        } else if let relationship = info.relationship(named: path[0]), relationship.kind == .toOne {
+            slot = relationship.slot
+            type = nil
+            destinationRoot = store.model.info(named: relationship.destinationRoot)?.code
+        } else {
+            return nil
+        }
+        func tuple(_ expression: PredicateExpression) -> TupleValue? {
+            switch expression {
+            case .constant(let value): return type.flatMap { tupleValue(value, for: $0) }
+            case .object(let id):
+                guard type == nil, id.storeIdentifier == store.identifier, id.info.rootCode == destinationRoot else { return nil }
+                return .int64(id.primaryKey)
+            default: return nil
+            }
+        }
+        let caseFree = comparison.options.isEmpty || type == nil
+        switch op {
+        case .equal:
+            guard caseFree, let value = tuple(constant) else { return nil }
+            return (slot, .equal(value))
+        case .in:
+            guard caseFree, case .list(let items) = constant, !items.isEmpty, items.count <= maximumRanges else { return nil }
+            let values = items.compactMap(tuple)
+            return values.count == items.count ? (slot, .oneOf(values)) : nil
+        case .less, .lessOrEqual:
+            guard caseFree, let value = tuple(constant), !isNull(value) else { return nil }
+            return (slot, .range(lower: nil, upper: (value, op == .lessOrEqual)))
+        case .greater, .greaterOrEqual:
+            guard caseFree, let value = tuple(constant), !isNull(value) else { return nil }
+            return (slot, .range(lower: (value, op == .greaterOrEqual), upper: nil))
+        case .between:
+            guard caseFree, case .list(let bounds) = constant, bounds.count == 2,
+                  let lower = tuple(bounds[0]), let upper = tuple(bounds[1]), !isNull(lower), !isNull(upper) else { return nil }
+            return (slot, .range(lower: (lower, true), upper: (upper, true)))
+        case .beginsWith:
+            guard comparison.options.isEmpty, type == .string, case .constant(.string(let prefix)) = constant else { return nil }
+            return (slot, .prefix(prefix))
+        default:
+            return nil
+        }
+    }
+
+    static func isKeyPath(_ expression: PredicateExpression) -> Bool {
+        if case .keyPath = expression { return true } else { return false }
+    }
+
+    static func isNull(_ value: TupleValue) -> Bool { if case .null = value { return true } else { return false } }
+
+    /// The tuple component an attribute of `type` stores for `value` (see IndexKeys.tupleValue);
+    /// nil when the value cannot be stored in that attribute exactly.
+    static func tupleValue(_ value: AttributeValue, for type: AttributeType) -> TupleValue? {
+        switch (value, type) {
+        case (.null, _): return .null
+        case (.int(let v), .int16), (.int(let v), .int32), (.int(let v), .int64): return .int64(v)
+        case (.double(let v), .int16), (.double(let v), .int32), (.double(let v), .int64):
+            guard let exact = Int64(exactly: v) else { return nil }
+            return .int64(exact)
+        case (.int(let v), .double), (.int(let v), .float): return .double(Double(v))
+        case (.double(let v), .double), (.double(let v), .float): return v.isNaN ? nil : .double(v)
+        case (.float(let v), .double), (.float(let v), .float): return v.isNaN ? nil : .double(Double(v))
+        case (.bool(let v), .bool): return .bool(v)
+        case (.string(let v), .string): return .string(v)
+        case (.url(let v), .url): return .string(v.absoluteString)
+        case (.date(let v), .date): return .date(v.timeIntervalSince1970)
+        case (.data(let v), .data): return .bytes(Array(v))
+        case (.uuid(let v), .uuid): return .uuid(withUnsafeBytes(of: v.uuid) { Array($0) })
+        default: return nil
+        }
+    }
+
+    /// Key ranges of `index` that cover the rows meeting `conditions`, with a score (higher is
+    /// more selective); nil when the index's first column has no condition.
+    static func ranges(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, String)]]) -> (Int, [KeyRange], [String])? {
+        var prefixes: [[TupleValue]] = [[]]
+        var score = 0
+        var used: [String] = []
+        for slot in index.slots {
+            guard let options = conditions[slot] else { break }
+            if let (condition, text) = options.first(where: { if case .equal = $0.0 { return true } else { return false } }),
+               case .equal(let value) = condition {
+                if index.isForeignKey, isNull(value) { return nil }  // nil references have no entries
+                prefixes = prefixes.map { $0 + [value] }
+                score += 4
+                used.append(text)
+                continue
+            }
+            if let (condition, text) = options.first(where: { if case .oneOf = $0.0 { return true } else { return false } }),
+               case .oneOf(let values) = condition, prefixes.count * values.count <= maximumRanges {
+                if index.isForeignKey, values.contains(where: isNull) { return nil }
+                prefixes = prefixes.flatMap { prefix in values.map { prefix + [$0] } }
+                score += 3
+                used.append(text)
+                continue
+            }
+            // A range or prefix on this column ends the usable part of the index.
+            var lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?
+            var stringPrefix: String?
+            for (condition, text) in options {
+                switch condition {
+                case .range(let low, let high):
+                    if let low { lower = low; used.append(text) }
+                    if let high { upper = high; used.append(text) }
+                case .prefix(let value):
+                    stringPrefix = value
+                    used.append(text)
+                default: break
+                }
+            }
+            if let stringPrefix {
+                let ranges = prefixes.map { KeyRange.prefix(TupleKey.encode($0) + encodedStringPrefix(stringPrefix)) }
+                return (score + 2, ranges, used)
+            }
+            if lower != nil || upper != nil {
+                return (score + 2, prefixes.map { rangeFor(prefix: $0, lower: lower, upper: upper) }, used)
+            }
+            break
+        }
+        guard score > 0 else { return nil }
+        return (score, prefixes.map { KeyRange.prefix(TupleKey.encode($0)) }, used)
+    }
+
+    /// The encoding of a string component without its terminator: every key whose string
+    /// starts with `prefix` starts with these bytes.
+    static func encodedStringPrefix(_ prefix: String) -> [UInt8] {
+        Array(TupleKey.encode([.string(prefix)]).dropLast(2))
+    }
+
+    static func rangeFor(prefix: [TupleValue], lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?) -> KeyRange {
+        let base = TupleKey.encode(prefix)
+        var range = KeyRange()
+        if let (value, inclusive) = lower {
+            let key = TupleKey.encode(prefix + [value])
+            // Keys extend the tuple with more components: "> v" starts after every extension of v.
+            range.lower = inclusive ? KeyRange.Bound(key, inclusive: true) : successor(key).map { KeyRange.Bound($0, inclusive: true) }
+            if !inclusive, range.lower == nil { range.lower = KeyRange.Bound(key, inclusive: false) }
+        } else if !base.isEmpty {
+            range.lower = KeyRange.Bound(base, inclusive: true)
+        }
+        if let (value, inclusive) = upper {
+            let key = TupleKey.encode(prefix + [value])
+            range.upper = inclusive ? successor(key).map { KeyRange.Bound($0, inclusive: false) } : KeyRange.Bound(key, inclusive: false)
+        } else if !base.isEmpty {
+            range.upper = successor(base).map { KeyRange.Bound($0, inclusive: false) }
+        }
+        return range
+    }
+
+    /// The smallest byte string greater than every string starting with `bytes`.
+    static func successor(_ bytes: [UInt8]) -> [UInt8]? {
+        var result = bytes
+        while let last = result.last {
+            if last < 0xFF {
+                result[result.count - 1] = last + 1
+                return result
+            }
+            result.removeLast()
+        }
+        return nil
+    }
+}

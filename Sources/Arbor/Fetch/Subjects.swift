@@ -1,0 +1,57 @@
+import ArborEngine
+
+/// A managed object seen by a predicate: its current (unsaved) state.
+struct ObjectSubject: PredicateSubject {
+    let object: ManagedObject
+    let context: ManagedObjectContext
+
+    var subjectID: ObjectID { object.objectID }
+    var entity: EntityInfo { object.info }
+    func attributeValue(slot: Int) throws -> AttributeValue { context.currentValue(object, slot: slot).attributeValue }
+    func toOneTarget(_ relationship: EntityInfo.Relationship) throws -> ObjectID? { context.toOneTarget(object, relationship) }
+    func toManyMembers(_ relationship: EntityInfo.Relationship) throws -> [ObjectID] { context.members(object, relationship) }
+}
+
+struct ContextResolver: SubjectResolver {
+    let context: ManagedObjectContext
+    func subject(for id: ObjectID) throws -> PredicateSubject? {
+        let object = context.object(with: id)
+        if object.deletedFlag { return nil }
+        guard (try? context.fulfill(object)) != nil || object.insertedFlag else { return nil }
+        return ObjectSubject(object: object, context: context)
+    }
+}
+
+/// A stored row seen by a predicate, inside one read transaction.
+struct RowSubject: PredicateSubject {
+    let subjectID: ObjectID
+    let entity: EntityInfo
+    let row: StoredRow
+    let store: PersistentStore
+    let tx: Transaction
+
+    func attributeValue(slot: Int) throws -> AttributeValue {
+        guard slot < row.columns.count, case .value(let value) = row.columns[slot] else { return .null }
+        return value
+    }
+
+    func toOneTarget(_ relationship: EntityInfo.Relationship) throws -> ObjectID? {
+        guard relationship.slot < row.columns.count, case .reference(let code, let key) = row.columns[relationship.slot] else { return nil }
+        return try store.objectID(code: code, key: key, location: entity.rowTree)
+    }
+
+    func toManyMembers(_ relationship: EntityInfo.Relationship) throws -> [ObjectID] {
+        try store.members(tx, relationship, owner: subjectID.primaryKey)
+    }
+}
+
+struct RowResolver: SubjectResolver {
+    let store: PersistentStore
+    let tx: Transaction
+    func subject(for id: ObjectID) throws -> PredicateSubject? {
+        guard id.storeIdentifier == store.identifier, let row = try store.readRow(tx, id),
+              let info = store.model.infosByCode[row.entityCode] else { return nil }
+        return RowSubject(subjectID: ObjectID(info: info, store: store.identifier, key: id.primaryKey), entity: info, row: row,
+                          store: store, tx: tx)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// Writes predicates back in the format syntax; `ObjectPredicate(format: p.description)` parses to `p`
+/// for predicates without object constants.
+enum PredicateFormatter {
+    static func format(_ predicate: ObjectPredicate) -> String {
+        switch predicate {
+        case .true: return "TRUEPREDICATE"
+        case .false: return "FALSEPREDICATE"
+        case .and(let parts): return parts.isEmpty ? "TRUEPREDICATE" : parts.map { "(\(format($0)))" }.joined(separator: " AND ")
+        case .or(let parts): return parts.isEmpty ? "FALSEPREDICATE" : parts.map { "(\(format($0)))" }.joined(separator: " OR ")
+        case .not(let part): return "NOT (\(format(part)))"
+        case .comparison(let comparison):
+            let modifier = comparison.modifier == .direct ? "" : comparison.modifier.rawValue + " "
+            var options = ""
+            if !comparison.options.isEmpty {
+                options = "[" + (comparison.options.contains(.caseInsensitive) ? "c" : "")
+                    + (comparison.options.contains(.diacriticInsensitive) ? "d" : "") + "]"
+            }
+            return "\(modifier)\(format(comparison.left)) \(comparison.op.rawValue)\(options) \(format(comparison.right))"
+        }
+    }
+
+    static func format(_ expression: PredicateExpression) -> String {
+        switch expression {
+        case .constant(let value): return format(value)
+        case .object(let id): return "<\(id)>"
+        case .list(let items): return "{" + items.map(format).joined(separator: ", ") + "}"
+        case .keyPath(let path): return path.map(escapeKey).joined(separator: ".")
+        case .variablePath(let variable, let path): return "$\(variable)." + path.map(escapeKey).joined(separator: ".")
+        case .variable(let name): return "$\(name)"
+        case .evaluatedObject: return "SELF"
+        case .aggregate(let function, let collection, let key):
+            return format(collection) + "." + function.rawValue + (key.map { "." + escapeKey($0) } ?? "")
+        case .subquery(let collection, let variable, let predicate):
+            return "SUBQUERY(\(format(collection)), $\(variable), \(format(predicate)))"
+        }
+    }
+
+    static func escapeKey(_ key: String) -> String {
+        PredicateParser.keywords.contains(key.uppercased()) ? "#" + key : key
+    }
+
+    static func format(_ value: AttributeValue) -> String {
+        switch value {
+        case .null: return "nil"
+        case .int(let v): return String(v)
+        case .double(let v): return v == v.rounded() && abs(v) < 1e15 ? String(format: "%.1f", v) : "\(v)"
+        case .float(let v): return "\(v)"
+        case .bool(let v): return v ? "TRUE" : "FALSE"
+        case .string(let v): return quote(v)
+        case .date(let v): return "CAST(\(v.timeIntervalSinceReferenceDate), \"NSDate\")"
+        case .data(let v): return quote(v.base64EncodedString())
+        case .uuid(let v): return quote(v.uuidString)
+        case .url(let v): return quote(v.absoluteString)
+        case .decimal(let v): return v.description
+        }
+    }
+
+    static func quote(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            case "\0": result += "\\0"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}
