@@ -1,0 +1,180 @@
+import Arbor
+import ArborTestSupport
+import Foundation
+import Testing
+
+@Suite("Fetch requests: planner, sorting, paging, pending changes")
+struct FetchTests {
+    static let names = ["U Görlitzer Bahnhof", "S+U Alexanderplatz", "Straße des 17. Juni", "STRASSE", "Zoologischer Garten",
+                        "u görli", "Ümlaut", "Bahnhof Zoo", "Görlitzer Park", "Unter den Linden"]
+
+    /// Stops 1…n with names cycling through `names`, a grid of coordinates, and stop times.
+    static func seed(_ stack: TestStack, stops: Int = 40) throws -> [ObjectID] {
+        let context = stack.context()
+        return try context.performAndWait {
+            var all: [Stop] = []
+            for index in 0..<stops {
+                let stop = makeStop(context, Int64(index + 1))
+                stop.name = names[index % names.count]
+                stop.latitude = 52.0 + Double(index % 8) * 0.01
+                stop.longitude = 13.0 + Double(index / 8) * 0.01
+                stop.normalizedName = index % 3 == 0 ? nil : stop.name.lowercased()
+                if index > 0 && index % 5 == 0 { stop.parent = all[index - 5] }
+                for minute in 0..<(index % 4) {
+                    let time = StopTime(context: context)
+                    time.departureTime = Date(timeIntervalSince1970: Double(21600 + index * 60 + minute * 600))
+                    time.arrivalTime = time.departureTime
+                    time.pickupType = Int16(minute % 2)
+                    time.stop = stop
+                }
+                all.append(stop)
+            }
+            try context.save()
+            return all.map(\.objectID)
+        }
+    }
+
+    func names(_ context: ManagedObjectContext, _ format: String, _ arguments: Any?...) throws -> [String] {
+        let request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: format, argumentArray: arguments),
+                                   sortDescriptors: [ObjectSortDescriptor("identifier")])
+        return try context.fetch(request, as: Stop.self).map(\.name)
+    }
+
+    @Test("case- and diacritic-insensitive matching: BEGINSWITH[cd], ==[c] with ß, CONTAINS[d]")
+    func foldedStrings() throws {
+        let stack = try TestStack()
+        _ = try Self.seed(stack, stops: 10)
+        let context = stack.context()
+        try context.performAndWait { () throws -> Void in
+            #expect(try names(context, "name BEGINSWITH[cd] %@", "u gorli") == ["U Görlitzer Bahnhof", "u görli"])
+            #expect(try names(context, "name BEGINSWITH %@", "u gorli").isEmpty)
+            #expect(try names(context, "name ==[c] 'strasse'") == ["STRASSE"])
+            #expect(try names(context, "name BEGINSWITH[c] 'strasse'") == ["Straße des 17. Juni", "STRASSE"])
+            #expect(try names(context, "name CONTAINS[d] 'Gorlitzer'") == ["U Görlitzer Bahnhof", "Görlitzer Park"])
+            #expect(try names(context, "name LIKE[c] '*zoo*'") == ["Zoologischer Garten", "Bahnhof Zoo"])
+            // ß and ö are not in [a-z].
+            #expect(try names(context, "name MATCHES '[A-Z][a-z]+ .*'") == ["Zoologischer Garten", "Bahnhof Zoo", "Unter den Linden"])
+        }
+    }
+
+    @Test("the planner uses the compound geo index, single indexes, prefixes and foreign keys")
+    func plans() throws {
+        let stack = try TestStack()
+        let ids = try Self.seed(stack)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(
+                format: "longitude BETWEEN {13.005, 13.025} AND latitude BETWEEN {52.015, 52.045}"))
+            let box = try context.fetch(request, as: Stop.self)
+            #expect(box.count == 6)
+            #expect(box.allSatisfy { (13.005...13.025).contains($0.longitude) && (52.015...52.045).contains($0.latitude) })
+            let geo = try #require(try context.explain(request).first)
+            #expect(geo.plan.hasPrefix("SEARCH index.Stop.by_longitude_latitude"))
+            #expect(geo.rowsExamined < 20)
+
+            request.predicate = try ObjectPredicate(format: "name BEGINSWITH 'Gör'")
+            let prefix = try #require(try context.explain(request).first)
+            #expect(prefix.plan.hasPrefix("SEARCH index.Stop.name"))
+            #expect(prefix.rowsExamined == 4 && prefix.rowsMatched == 4)
+
+            request.predicate = try ObjectPredicate(format: "identifier IN {3, 7, 999}")
+            let points = try #require(try context.explain(request).first)
+            #expect(points.plan.contains("SEARCH index.Stop.unique_identifier"))
+            #expect(points.rowsMatched == 2)
+
+            let stop = try context.existingObject(with: ids[7])
+            var times = FetchRequest(entityName: "StopTime", predicate: try ObjectPredicate(format: "stop == %@", stop))
+            #expect(try context.count(for: times) == 3)
+            #expect(try context.explain(times).first?.plan.hasPrefix("SEARCH fk.StopTime.stop") == true)
+            times.predicate = try ObjectPredicate(format: "stop.name == %@", "Bahnhof Zoo")
+            #expect(try context.count(for: times) == 8)  // stops 8, 18, 28, 38 have 3, 1, 3, 1 times
+            #expect(try context.explain(times).first?.plan == "SCAN rows.StopTime")
+        }
+    }
+
+    @Test("SUBQUERY, ANY, aggregates and key paths through relationships")
+    func relationships() throws {
+        let stack = try TestStack()
+        _ = try Self.seed(stack)
+        let context = stack.context()
+        try context.performAndWait {
+            let from = Date(timeIntervalSince1970: 21600 + 20 * 60), to = Date(timeIntervalSince1970: 21600 + 30 * 60)
+            let subquery = try names(context, "SUBQUERY(stopTimes, $x, $x.departureTime >= %@ AND $x.departureTime <= %@).@count != 0", from, to)
+            let any = try names(context, "ANY stopTimes.departureTime BETWEEN %@", [from, to])
+            #expect(subquery == any)
+            #expect(subquery.count == 16)
+            #expect(try names(context, "stopTimes.@count == 3").count == 10)
+            #expect(try names(context, "stopTimes.@sum.pickupType == 1 AND stopTimes.@count == 2").count == 10)
+            #expect(try names(context, "parent.identifier == 1") == ["u görli"])
+            #expect(try names(context, "children.@count > 0 AND parent == nil") == ["U Görlitzer Bahnhof"])
+            #expect(try names(context, "children.@count > 0").count == 7)
+            #expect(try names(context, "ALL stopTimes.pickupType == 0 AND stopTimes.@count > 0").count == 10)
+        }
+    }
+
+    @Test("sort, offset, limit, count, IDs; unsaved changes are included")
+    func sortingAndPendingChanges() throws {
+        let stack = try TestStack()
+        let ids = try Self.seed(stack, stops: 20)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "latitude < 52.03"),
+                                       sortDescriptors: [ObjectSortDescriptor("name", ascending: false), ObjectSortDescriptor("identifier")])
+            let all = try context.fetch(request, as: Stop.self).map(\.identifier)
+            #expect(all.count == 9)
+            request.fetchOffset = 2
+            request.fetchLimit = 3
+            #expect(try context.fetch(request, as: Stop.self).map(\.identifier) == Array(all[2..<5]))
+            #expect(try context.count(for: request) == 3)
+
+            // Unsaved: a new matching stop, one changed to no longer match, one deleted.
+            let added = makeStop(context, 100)
+            added.name = "Zzz"
+            added.latitude = 52.0
+            let moved = try #require(try context.existingObject(with: ids[0]) as? Stop)
+            moved.latitude = 60
+            context.delete(try context.existingObject(with: ids[1]))
+            request.fetchOffset = 0
+            request.fetchLimit = 0
+            let withChanges = try context.fetch(request, as: Stop.self).map(\.identifier)
+            #expect(withChanges.contains(100))
+            #expect(withChanges.first == 17)  // "Ümlaut": Ü sorts after Z by code point
+            #expect(!withChanges.contains(1) && !withChanges.contains(2))
+            #expect(withChanges.count == all.count - 1)
+            request.includesPendingChanges = false
+            #expect(try context.fetch(request, as: Stop.self).map(\.identifier) == all)
+            #expect(try context.fetchObjectIDs(request).count == all.count)
+        }
+    }
+
+    @Test("objects arrive filled with returnsObjectsAsFaults = false; no fault fires afterwards")
+    func filledObjects() throws {
+        let stack = try TestStack()
+        _ = try Self.seed(stack, stops: 10)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "Stop")
+            request.returnsObjectsAsFaults = false
+            let stops = try context.fetch(request, as: Stop.self)
+            #expect(stops.count == 10 && stops.allSatisfy { !$0.isFault })
+            let fired = stack.store.statistics.faultsFired
+            _ = stops.map(\.name)
+            #expect(stack.store.statistics.faultsFired == fired)
+        }
+    }
+
+    @Test("unknown keys, type mismatches and unquantified to-many keys are typed errors")
+    func errors() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait { () throws -> Void in
+            let unknown = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "colour == 'red'"))
+            #expect(throws: ObjectPredicateError.unknownKey(entity: "Stop", key: "colour")) { try context.fetch(unknown) }
+            let mismatch = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "name > 5"))
+            #expect(throws: ObjectPredicateError.typeMismatch(key: "name", expected: "string", found: "integer 5")) { try context.fetch(mismatch) }
+            let toMany = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "stopTimes.pickupType == 1"))
+            #expect(throws: ObjectPredicateError.self) { try context.fetch(toMany) }
+            #expect(throws: ContextError.unknownEntity("Nope")) { try context.fetch(FetchRequest(entityName: "Nope")) }
+        }
+    }
+}
