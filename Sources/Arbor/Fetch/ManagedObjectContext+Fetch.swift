@@ -50,11 +50,26 @@ extension ManagedObjectContext {
         }
         var entries: [FetchedRow] = []
         var statistics: [FetchStatistics] = []
+        // A stored row's relationships may lead to objects changed in this context: then the
+        // store only narrows by the object's own columns and the whole predicate is evaluated
+        // on the objects, so the answer is the one in-memory evaluation gives.
+        let pending = request.includesPendingChanges && !changed.isEmpty
+        let followsRelationships = request.predicate.map { $0.followsRelationships(info) } ?? false
+        let storePredicate = pending && followsRelationships ? request.predicate?.ownColumnConjuncts(info) : request.predicate
         for store in coordinator.persistentStores where store.holds(info) {
-            let (rows, stats) = try store.fetchRows(info, predicate: request.predicate, includesSubentities: request.includesSubentities,
+            let (rows, stats) = try store.fetchRows(info, predicate: storePredicate, includesSubentities: request.includesSubentities,
                                                     sortDescriptors: request.sortDescriptors)
             entries.append(contentsOf: rows)
             statistics.append(stats)
+        }
+        if pending && followsRelationships, let predicate = request.predicate {
+            var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
+            entries = try entries.filter { entry in
+                guard changed[entry.id] == nil else { return true }  // re-evaluated with the pending changes below
+                let object = self.object(with: entry.id)
+                if object.isFaultState, let row = entry.row, let store = try? store(for: entry.id) { try apply(row, to: object, from: store) }
+                return try evaluator.evaluate(predicate, ObjectSubject(object: object, context: self))
+            }
         }
         if request.includesPendingChanges { try mergePendingChanges(into: &entries, request: request, info: info) }
         if !request.sortDescriptors.isEmpty {
@@ -232,6 +247,37 @@ struct PredicateChecker {
         if !fits { throw ObjectPredicateError.typeMismatch(key: key, expected: type.rawValue, found: "\(value.kindName) \(value)") }
         if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op), type != .string, type != .url {
             throw ObjectPredicateError.typeMismatch(key: key, expected: type.rawValue, found: "the string operator \(op.rawValue)")
+        }
+    }
+}
+
+extension ObjectPredicate {
+    /// Whether evaluating the predicate on an object reads other objects (key paths through
+    /// relationships, to-many aggregates, subqueries, SELF).
+    func followsRelationships(_ info: EntityInfo) -> Bool {
+        switch self {
+        case .true, .false: return false
+        case .and(let parts), .or(let parts): return parts.contains { $0.followsRelationships(info) }
+        case .not(let part): return part.followsRelationships(info)
+        case .comparison(let comparison):
+            return comparison.left.followsRelationships(info) || comparison.right.followsRelationships(info)
+        }
+    }
+
+    /// The top-level conjuncts that read only the object's own attributes (nil: none).
+    func ownColumnConjuncts(_ info: EntityInfo) -> ObjectPredicate? {
+        let own = QueryPlanner.conjuncts(self).filter { !$0.followsRelationships(info) }
+        return own.isEmpty ? nil : .and(own)
+    }
+}
+
+extension PredicateExpression {
+    func followsRelationships(_ info: EntityInfo) -> Bool {
+        switch self {
+        case .constant, .object, .variable: return false
+        case .evaluatedObject, .aggregate, .subquery, .variablePath: return true
+        case .list(let items): return items.contains { $0.followsRelationships(info) }
+        case .keyPath(let path): return path.count > 1 || info.relationship(named: path.first ?? "") != nil
         }
     }
 }

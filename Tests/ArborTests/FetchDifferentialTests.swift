@@ -1,0 +1,110 @@
+import Arbor
+import ArborEngineTestSupport
+import ArborTestSupport
+import Foundation
+import Testing
+
+/// Generated predicates over generated data: the planner's fetch (index ranges or scans, then
+/// the predicate on rows) must return exactly the objects for which in-memory evaluation on the
+/// objects says true — with and without unsaved changes.
+@Suite("Fetch differential: planner against in-memory evaluation")
+struct FetchDifferentialTests {
+    static let namePool = ["U Görlitzer Bahnhof", "u gorlitzer", "Straße", "STRASSE", "Zoo", "zoo", "Alex", "Ålex", "", "Bahnhof Zoo"]
+    static let fragments = ["u g", "U G", "str", "STRA", "zoo", "Z", "al", "Å", "hof", "ß", "e", "", "*o*", "?oo"]
+
+    struct Generator {
+        var random: SplitMix64
+        mutating func below(_ n: Int) -> Int { Int(random.next() % UInt64(max(n, 1))) }
+        mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+
+        mutating func atom() -> String {
+            let ops = ["==", "!=", "<", "<=", ">", ">="]
+            switch below(12) {
+            case 0: return "identifier \(pick(ops)) \(below(70))"
+            case 1: return "identifier IN {\(below(70)), \(below(70)), \(below(70))}"
+            case 2: return "identifier BETWEEN {\(below(40)), \(below(40) + 20)}"
+            case 3: return "latitude \(pick(ops)) \(52.0 + Double(below(6)) * 0.01)"
+            case 4: return "longitude BETWEEN {\(13.0 + Double(below(4)) * 0.01), \(13.02 + Double(below(4)) * 0.01)} AND latitude >= \(52.0 + Double(below(6)) * 0.01)"
+            case 5:
+                let op = pick(["==", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "<", ">="])
+                let options = pick(["", "[c]", "[d]", "[cd]"])
+                let value = op == "==" || op == "<" || op == ">=" ? pick(FetchDifferentialTests.namePool) : pick(FetchDifferentialTests.fragments)
+                return "name \(op)\(op == "<" || op == ">=" ? "" : options) \"\(value)\""
+            case 6: return pick(["normalizedName == nil", "normalizedName != nil", "normalizedName BEGINSWITH 's'"])
+            case 7: return pick(["parent == nil", "parent != nil", "parent.identifier < \(below(40))", "parent.name BEGINSWITH[cd] 'u'"])
+            case 8: return "stopTimes.@count \(pick(ops)) \(below(4))"
+            case 9: return "ANY stopTimes.pickupType == \(below(2))"
+            case 10:
+                let start = 21600 + below(40) * 60
+                return "SUBQUERY(stopTimes, $x, $x.departureTime >= CAST(\(start - 978_307_200), \"NSDate\") AND $x.departureTime <= CAST(\(start + 1200 - 978_307_200), \"NSDate\")).@count != 0"
+            default: return pick(["TRUEPREDICATE", "FALSEPREDICATE", "children.@count > 0", "ALL stopTimes.pickupType == 0"])
+            }
+        }
+
+        mutating func predicate(depth: Int = 0) -> String {
+            guard depth < 3, below(3) > 0 else { return atom() }
+            switch below(3) {
+            case 0: return "(\(predicate(depth: depth + 1))) AND (\(predicate(depth: depth + 1)))"
+            case 1: return "(\(predicate(depth: depth + 1))) OR (\(predicate(depth: depth + 1)))"
+            default: return "NOT (\(predicate(depth: depth + 1)))"
+            }
+        }
+    }
+
+    static func seed(_ stack: TestStack, _ generator: inout Generator) throws {
+        let context = stack.context()
+        try context.performAndWait {
+            var stops: [Stop] = []
+            for index in 0..<60 {
+                let stop = makeStop(context, Int64(index))
+                stop.name = generator.pick(namePool)
+                stop.latitude = 52.0 + Double(generator.below(6)) * 0.01
+                stop.longitude = 13.0 + Double(generator.below(6)) * 0.01
+                stop.normalizedName = generator.below(3) == 0 ? nil : stop.name.lowercased()
+                if !stops.isEmpty, generator.below(3) == 0 { stop.parent = generator.pick(stops) }
+                for _ in 0..<generator.below(4) {
+                    let time = StopTime(context: context)
+                    time.departureTime = Date(timeIntervalSince1970: Double(21600 + generator.below(60) * 60))
+                    time.arrivalTime = time.departureTime
+                    time.pickupType = Int16(generator.below(2))
+                    time.stop = stop
+                }
+                stops.append(stop)
+            }
+            try context.save()
+        }
+    }
+
+    @Test("random predicates: fetch equals in-memory evaluation", arguments: 0..<6)
+    func differential(seed: UInt64) throws {
+        let stack = try TestStack()
+        var generator = Generator(random: SplitMix64(seed: 0xFE7C + seed))
+        try Self.seed(stack, &generator)
+        let context = stack.context()
+        try context.performAndWait {
+            let all = try context.fetch(FetchRequest(entityName: "Stop"), as: Stop.self)
+            // Unsaved changes on some runs: the fetch must see them as evaluation does.
+            if seed % 2 == 1 {
+                for stop in all.prefix(10) {
+                    stop.name = generator.pick(Self.namePool)
+                    stop.latitude = 52.0 + Double(generator.below(6)) * 0.01
+                }
+                context.delete(all[20])
+                let extra = makeStop(context, 500)
+                extra.name = "Zoo"
+            }
+            let objects = try context.fetch(FetchRequest(entityName: "Stop"), as: Stop.self)
+            var usedIndex = 0
+            for _ in 0..<150 {
+                let format = generator.predicate()
+                let predicate = try ObjectPredicate(format: format)
+                let request = FetchRequest(entityName: "Stop", predicate: predicate, sortDescriptors: [ObjectSortDescriptor("identifier")])
+                let fetched = try context.fetch(request, as: Stop.self).map(\.identifier)
+                let expected = try objects.filter { try predicate.evaluate(with: $0) }.map(\.identifier).sorted()
+                #expect(fetched == expected, "\(format)")
+                if try context.explain(request).first?.plan.hasPrefix("SEARCH") == true { usedIndex += 1 }
+            }
+            #expect(usedIndex > 10)
+        }
+    }
+}
