@@ -1,7 +1,7 @@
 # Arbor — the two commands a newcomer needs: `make demo` and `make test`.
 SHELL := /bin/bash
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := FuzzFileOpen FuzzDecode FuzzOperations FuzzContext
+FUZZ_TARGETS := FuzzFileOpen FuzzDecode FuzzOperations FuzzContext FuzzPredicate
 FUZZ_FLAGS := -c release --scratch-path ../.build-fuzz --sanitize=fuzzer \
 	-Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 

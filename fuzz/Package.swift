@@ -12,6 +12,9 @@ let package = Package(
         .executableTarget(name: "FuzzDecode", dependencies: [.product(name: "ArborEngineTestSupport", package: "Arbor")]),
         .executableTarget(name: "FuzzOperations", dependencies: [.product(name: "ArborEngineTestSupport", package: "Arbor")]),
         .executableTarget(name: "FuzzContext", dependencies: [.product(name: "ArborTestSupport", package: "Arbor")]),
+        .executableTarget(name: "FuzzPredicate", dependencies: [
+            .product(name: "Arbor", package: "Arbor"), .product(name: "ArborTestSupport", package: "Arbor"),
+        ]),
         // Writes the seed corpora (real store files, keys, operation sequences); run once, commit the output.
         .executableTarget(name: "MakeSeeds", dependencies: [
             .product(name: "ArborEngine", package: "Arbor"), .product(name: "ArborEngineTestSupport", package: "Arbor"),

@@ -63,3 +63,12 @@ for (index, length) in [64, 256, 700, 1500].enumerated() {
     var generator = SplitMix64(seed: 0xC0DE + UInt64(index))
     try write("FuzzContext", "operations-\(index)", (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
 }
+
+// Predicate format strings.
+for (index, format) in [
+    "value > 3 AND label BEGINSWITH[cd] 'LAB'", "parent.value == 1 OR children.@count > 1",
+    "SUBQUERY(children, $c, $c.value > 4).@count != 0", "ANY tags.name == 't'", "label LIKE '*1?' OR label MATCHES 'l.*'",
+    "value BETWEEN {2, 7} AND NOT (value IN {3, 4})", "partner == nil AND parent != nil", "children.@sum.value >= 10",
+].enumerated() {
+    try write("FuzzPredicate", "predicate-\(index)", Array(format.utf8))
+}

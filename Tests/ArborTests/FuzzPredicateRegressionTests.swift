@@ -1,0 +1,17 @@
+import ArborTestSupport
+import Testing
+
+@Suite("Predicate fuzz harness on seed and tricky inputs")
+struct FuzzPredicateRegressionTests {
+    @Test("parse, print, re-parse, evaluate and fetch agree", arguments: [
+        "value > 3 AND label BEGINSWITH[cd] 'LAB'", "parent.value == 1 OR children.@count > 1",
+        "SUBQUERY(children, $c, $c.value > 4).@count != 0", "ANY tags.name == 't'", "label LIKE '*1?' OR label MATCHES 'l.*'",
+        "value BETWEEN {2, 7} AND NOT (value IN {3, 4})", "partner == nil AND parent != nil", "children.@sum.value >= 10",
+        "label MATCHES '('", "value == 1e999", "value < -9223372036854775808", "label == '\\", "%@", "$x.value == 1",
+        "children.@avg.value > 1.5", "ALL children.value > 0", "NONE tags.name == 'x'", "SELF == nil", "value IN 'abc'",
+        "label CONTAINS ''", "label LIKE '****'", "tags.name == 't'", "children.@count.value > 1",
+    ])
+    func seeds(format: String) throws {
+        try FuzzPredicateHarness().run(format)
+    }
+}
