@@ -25,6 +25,8 @@ public struct FetchRequest: Sendable {
     /// 0: no limit.
     public var fetchLimit = 0
     public var fetchOffset = 0
+    /// Above 0: `fetchResults` materializes objects this many at a time.
+    public var fetchBatchSize = 0
     /// Whether objects of sub-entities are included (the default).
     public var includesSubentities = true
     /// Whether the context's unsaved inserts, updates and deletes are reflected (the default).

@@ -1,0 +1,177 @@
+import ArborEngine
+import Foundation
+
+/// The result of a batched fetch (Core Data's batch-faulting array): a random-access collection
+/// whose count is known at once — only row keys were read — and whose objects are materialized
+/// a batch at a time around the position accessed. At most `maximumBatches` batches stay
+/// materialized (least recently used first out), so iterating millions of objects keeps memory
+/// bounded. Use it on the context's queue, like the objects it returns.
+public final class FetchResults<Element: ManagedObject>: RandomAccessCollection {
+    /// A fetched object as 16 bytes: enough to rebuild its ID.
+    struct CompactID {
+        var key: Int64
+        var code: UInt16
+        /// Index in `stores`, or -1 for an unsaved object (then `key` indexes `unsaved`).
+        var store: Int32
+    }
+
+    public let startIndex = 0
+    public var endIndex: Int { ids.count }
+    public let batchSize: Int
+    /// How many batches stay materialized.
+    public let maximumBatches: Int
+
+    let ids: ContiguousArray<CompactID>
+    let stores: [PersistentStore]
+    let unsaved: [ObjectID]
+    let model: ManagedObjectModel
+    let context: ManagedObjectContext
+    private var batches: [Int: [ManagedObject]] = [:]
+    private var recentBatches: [Int] = []
+    /// Batches materialized so far (for tests and tuning).
+    public private(set) var batchesLoaded = 0
+
+    init(ids: ContiguousArray<CompactID>, stores: [PersistentStore], unsaved: [ObjectID], model: ManagedObjectModel,
+         context: ManagedObjectContext, batchSize: Int, maximumBatches: Int = 4) {
+        self.ids = ids
+        self.stores = stores
+        self.unsaved = unsaved
+        self.model = model
+        self.context = context
+        self.batchSize = Swift.max(batchSize, 1)
+        self.maximumBatches = Swift.max(maximumBatches, 1)
+    }
+
+    /// The ID at `position`, without materializing anything.
+    public func objectID(at position: Int) -> ObjectID {
+        let compact = ids[position]
+        if compact.store < 0 { return unsaved[Int(compact.key)] }
+        let info = model.infosByCode[compact.code] ?? EntityInfo.unknown(ManagedObject.self)
+        return ObjectID(info: info, store: stores[Int(compact.store)].identifier, key: compact.key)
+    }
+
+    public subscript(position: Int) -> Element {
+        let batch = position / batchSize
+        let objects = materialize(batch)
+        let object = objects[position - batch * batchSize]
+        // Objects of other classes cannot be in a typed result: the request's entity decides.
+        return object as? Element ?? Element(ObjectConstruction(id: object.objectID, context: context))
+    }
+
+    /// The objects of batch `batch`, read with one snapshot and one lookup per row not cached.
+    private func materialize(_ batch: Int) -> [ManagedObject] {
+        if let objects = batches[batch] {
+            if recentBatches.last != batch {
+                recentBatches.removeAll { $0 == batch }
+                recentBatches.append(batch)
+            }
+            return objects
+        }
+        let range = (batch * batchSize)..<Swift.min((batch + 1) * batchSize, ids.count)
+        let identifiers = range.map(objectID(at:))
+        let objects = identifiers.map { context.object(with: $0) }
+        var byStore: [Int: [ManagedObject]] = [:]
+        for (offset, object) in objects.enumerated() where object.isFaultState && ids[range.lowerBound + offset].store >= 0 {
+            byStore[Int(ids[range.lowerBound + offset].store), default: []].append(object)
+        }
+        for (index, faults) in byStore { context.fill(faults, from: stores[index]) }
+        batches[batch] = objects
+        recentBatches.append(batch)
+        batchesLoaded += 1
+        while recentBatches.count > maximumBatches {
+            batches[recentBatches.removeFirst()] = nil
+        }
+        return objects
+    }
+}
+
+extension ManagedObjectContext {
+    /// Loads the rows of several faults in one read transaction; rows that are gone leave
+    /// their object a fault (reading it then reports `objectNotFound`).
+    func fill(_ faults: [ManagedObject], from store: PersistentStore) {
+        let maxAge: TimeInterval? = stalenessInterval < 0 ? nil : stalenessInterval
+        var missing: [ManagedObject] = []
+        for object in faults {
+            if let row = store.rowCache.lookup(RowKey(object.objectID), maxAge: maxAge) {
+                try? apply(row, to: object, from: store)
+            } else {
+                missing.append(object)
+            }
+        }
+        guard !missing.isEmpty else { return }
+        do {
+            let rows: [(ManagedObject, StoredRow)] = try store.database.view { tx in
+                store.rowCache.observe(snapshot: tx.snapshotID)
+                var found: [(ManagedObject, StoredRow)] = []
+                for object in missing {
+                    if let row = try store.readRow(tx, object.objectID) { found.append((object, row)) }
+                }
+                store.rowCache.store(found.map { (RowKey($0.0.objectID), $0.1) }, snapshot: tx.snapshotID)
+                return found
+            }
+            for (object, row) in rows {
+                try apply(row, to: object, from: store)
+                object.awakeFromFetch()
+            }
+        } catch {
+            lastFaultError = error
+        }
+    }
+
+    /// Fetches `request` as a batched collection when its `fetchBatchSize` is above 0 (all
+    /// objects in one batch otherwise). Only the matching rows' keys are kept until a batch is
+    /// accessed.
+    /// - Throws: as `fetch`.
+    public func fetchResults<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> FetchResults<T> {
+        guard let coordinator = persistentStoreCoordinator, let model else { throw ContextError.noPersistentStore }
+        let stores = coordinator.persistentStores
+        var ids = ContiguousArray<FetchResults<T>.CompactID>()
+        var unsaved: [ObjectID] = []
+        let simple = request.sortDescriptors.isEmpty && request.predicate == nil && request.fetchOffset == 0 && request.fetchLimit == 0
+            && (!request.includesPendingChanges || changed.isEmpty)
+        if simple, let info = model.info(named: request.entityName) {
+            // Keys only, straight from the row trees: no object or row is kept per result.
+            for (index, store) in stores.enumerated() where store.holds(info) {
+                try store.forEachKey(info, includesSubentities: request.includesSubentities) { key, code in
+                    ids.append(.init(key: key, code: code, store: Int32(index)))
+                }
+            }
+        } else {
+            for entry in try execute(request).entries {
+                if entry.id.isTemporaryID {
+                    ids.append(.init(key: Int64(unsaved.count), code: entry.id.info.code, store: -1))
+                    unsaved.append(entry.id)
+                } else if let index = stores.firstIndex(where: { $0.identifier == entry.id.storeIdentifier }) {
+                    ids.append(.init(key: entry.id.primaryKey, code: entry.id.info.code, store: Int32(index)))
+                }
+            }
+        }
+        let batchSize = request.fetchBatchSize > 0 ? request.fetchBatchSize : max(ids.count, 1)
+        return FetchResults(ids: ids, stores: stores, unsaved: unsaved, model: model, context: self, batchSize: batchSize)
+    }
+}
+
+extension PersistentStore {
+    /// Calls `body` with the primary key and entity code of every row of `info` (and its
+    /// sub-entities), reading only each row's header.
+    /// - Complexity: O(rows), no allocation per row.
+    func forEachKey(_ info: EntityInfo, includesSubentities: Bool, _ body: (Int64, UInt16) throws -> Void) throws {
+        do {
+            try database.view { tx in
+                try tx.tree(info.rowTree).forEachUnsafe { key, value in
+                    // Row keys are the 9-byte tuple of an int64; the entity code is at bytes 9…10.
+                    guard key.count == 9, key[0] == 0x23, value.count >= 11, value[0] == RowCodec.formatByte else {
+                        throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key or header")
+                    }
+                    var bits: UInt64 = 0
+                    for index in 1..<9 { bits = bits << 8 | UInt64(key[index]) }
+                    let pk = Int64(bitPattern: bits ^ (1 << 63))
+                    let code = UInt16(value[9]) | UInt16(value[10]) << 8
+                    let matches = includesSubentities ? info.descendantCodes.contains(code) : code == info.code
+                    if matches { try body(pk, code) }
+                    return true
+                }
+            }
+        } catch { throw storeError(error, path: path) }
+    }
+}

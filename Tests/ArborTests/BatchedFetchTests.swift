@@ -1,0 +1,71 @@
+import Arbor
+import ArborTestSupport
+import Foundation
+import Testing
+
+@Suite("Batched results: count at once, objects a batch at a time, LRU release")
+struct BatchedFetchTests {
+    static func seed(_ stack: TestStack, times: Int) throws {
+        let context = stack.context()
+        try context.performAndWait {
+            let stops = (0..<10).map { makeStop(context, Int64($0)) }
+            for index in 0..<times {
+                let time = StopTime(context: context)
+                time.departureTime = Date(timeIntervalSince1970: Double(index))
+                time.arrivalTime = time.departureTime
+                time.stop = stops[index % 10]
+            }
+            try context.save()
+        }
+    }
+
+    @Test("iterating 2,000 stop times with batch size 50 keeps at most 4 batches alive")
+    func boundedIteration() throws {
+        let stack = try TestStack()
+        try Self.seed(stack, times: 2000)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime")
+            request.fetchBatchSize = 50
+            stack.store.resetStatistics()
+            let results = try context.fetchResults(request, as: StopTime.self)
+            #expect(results.count == 2000)
+            #expect(stack.store.statistics.rowsRead == 0)  // keys only
+            #expect(context.registeredObjects.isEmpty)
+            var sum = 0.0
+            var peakRegistered = 0
+            for (index, time) in results.enumerated() {
+                sum += time.departureTime.timeIntervalSince1970
+                if index % 50 == 0 { peakRegistered = max(peakRegistered, context.registeredObjects.count) }
+            }
+            #expect(sum == Double(1999 * 2000 / 2))
+            #expect(results.batchesLoaded == 40)
+            #expect(peakRegistered <= 4 * 50 + 10)
+            #expect(stack.store.statistics.faultsFired == 0)  // batches arrive filled
+            // Random access goes back to evicted batches.
+            #expect(results[10].departureTime.timeIntervalSince1970 == 10)
+            #expect(results.batchesLoaded == 41)
+            #expect(results.objectID(at: 5) == results[5].objectID)
+        }
+    }
+
+    @Test("with a predicate, sort and pending changes the batched result matches fetch")
+    func matchesFetch() throws {
+        let stack = try TestStack()
+        try Self.seed(stack, times: 300)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime", predicate: try ObjectPredicate(format: "departureTime >= %@", Date(timeIntervalSince1970: 100)),
+                                       sortDescriptors: [ObjectSortDescriptor("departureTime", ascending: false)])
+            request.fetchBatchSize = 16
+            let extra = StopTime(context: context)
+            extra.departureTime = Date(timeIntervalSince1970: 5000)
+            extra.arrivalTime = extra.departureTime
+            let expected = try context.fetch(request, as: StopTime.self).map(\.objectID)
+            let batched = try context.fetchResults(request, as: StopTime.self)
+            #expect(batched.map(\.objectID) == expected)
+            #expect(batched.first === extra)
+            #expect(batched.count == 201)
+        }
+    }
+}
