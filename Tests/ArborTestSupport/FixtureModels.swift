@@ -114,7 +114,7 @@ public enum Fixtures {
                     .toOne("parent", "Stop", inverse: "children"),
                     .toMany("children", "Stop", inverse: "parent"),
                 ],
-                indexes: [IndexDescription(["longitude", "latitude"])],
+                indexes: [IndexDescription(["longitude", "latitude"]), IndexDescription(["name"], normalized: true)],
                 uniquenessConstraints: [["identifier"], ["stopID"]]),
             EntityDescription(
                 "StopTime", class: StopTime.self,

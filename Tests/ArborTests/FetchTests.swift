@@ -77,6 +77,14 @@ struct FetchTests {
             #expect(prefix.plan.hasPrefix("SEARCH index.Stop.name"))
             #expect(prefix.rowsExamined == 4 && prefix.rowsMatched == 4)
 
+            request.predicate = try ObjectPredicate(format: "name BEGINSWITH[cd] 'u gorli'")
+            let folded = try #require(try context.explain(request).first)
+            #expect(folded.plan.hasPrefix("SEARCH index.Stop.folded_name"))
+            #expect(folded.rowsExamined == 8 && folded.rowsMatched == 8)
+            request.predicate = try ObjectPredicate(format: "name ==[cd] 'STRASSE'")
+            #expect(try context.fetch(request, as: Stop.self).map(\.name) == Array(repeating: "STRASSE", count: 4))
+            #expect(try context.explain(request).first?.plan.hasPrefix("SEARCH index.Stop.folded_name") == true)
+
             request.predicate = try ObjectPredicate(format: "identifier IN {3, 7, 999}")
             let points = try #require(try context.explain(request).first)
             #expect(points.plan.contains("SEARCH index.Stop.unique_identifier"))

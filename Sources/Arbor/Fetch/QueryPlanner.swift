@@ -31,6 +31,9 @@ enum QueryPlanner {
         case oneOf([TupleValue])
         case range(lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?)
         case prefix(String)
+        /// `==[cd]` / `BEGINSWITH[cd]` on a string column: usable by normalized indexes only.
+        case foldedEqual(String)
+        case foldedPrefix(String)
     }
 
     static let maximumRanges = 256
@@ -98,6 +101,13 @@ enum QueryPlanner {
             }
         }
         let caseFree = comparison.options.isEmpty || type == nil
+        if type == .string, comparison.options == IndexKeys.normalization, case .constant(.string(let text)) = constant {
+            switch op {
+            case .equal: return (slot, .foldedEqual(ValueOrder.fold(text, IndexKeys.normalization)))
+            case .beginsWith: return (slot, .foldedPrefix(ValueOrder.fold(text, IndexKeys.normalization)))
+            default: return nil
+            }
+        }
         switch op {
         case .equal:
             guard caseFree, let value = tuple(constant) else { return nil }
@@ -159,7 +169,18 @@ enum QueryPlanner {
         var score = 0
         var used: [String] = []
         for slot in index.slots {
-            guard let options = conditions[slot] else { break }
+            guard let all = conditions[slot] else { break }
+            // A normalized index serves folded conditions on its string columns (and raw ones
+            // on other columns); a plain index serves raw conditions only.
+            let options: [(Condition, String)] = all.compactMap { condition, text in
+                switch condition {
+                case .foldedEqual(let value): return index.isNormalized ? (.equal(.string(value)), text) : nil
+                case .foldedPrefix(let value): return index.isNormalized ? (.prefix(value), text) : nil
+                case .equal(.string), .oneOf, .range, .prefix: return index.isNormalized ? nil : (condition, text)
+                default: return (condition, text)
+                }
+            }
+            guard !options.isEmpty else { break }
             if let (condition, text) = options.first(where: { if case .equal = $0.0 { return true } else { return false } }),
                case .equal(let value) = condition {
                 if index.isForeignKey, isNull(value) { return nil }  // nil references have no entries

@@ -47,6 +47,8 @@ final class EntityInfo: Sendable {
         let slots: [Int]
         let properties: [String]
         let isUnique: Bool
+        /// String columns are indexed by their [cd]-folded form.
+        var isNormalized = false
         /// Foreign-key index of an ordered relationship: the order column follows the key.
         let orderSlot: Int?
         /// The automatic index of a to-one relationship: rows with a nil reference have no entry.

@@ -111,7 +111,8 @@ struct ModelResolver {
                 guard !slots.isEmpty else { throw ModelError.unknownIndexProperty(entity: name, index: index.name, property: "") }
                 guard indexes.allSatisfy({ $0.name != index.name }) else { throw ModelError.duplicateProperty(entity: name, property: index.name) }
                 indexes.append(EntityInfo.Index(name: index.name, tree: StoreLayout.indexTree(entity: name, index: index.name),
-                                                slots: slots, properties: index.properties, isUnique: index.isUnique, orderSlot: nil))
+                                                slots: slots, properties: index.properties, isUnique: index.isUnique,
+                                                isNormalized: index.isNormalized, orderSlot: nil))
             }
             for relationship in relationships where relationship.kind == .toOne && entity.relationships.contains(where: { $0.name == relationship.description.name }) {
                 guard let tree = relationship.foreignKeyTree else { continue }

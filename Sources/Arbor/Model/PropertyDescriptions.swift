@@ -77,11 +77,15 @@ public struct IndexDescription: Codable, Hashable, Sendable {
     /// Property names, most significant first (for a geo box: `["longitude", "latitude"]`).
     public var properties: [String]
     public var isUnique: Bool
+    /// Index string columns by their case- and diacritic-folded form, so `BEGINSWITH[cd]` and
+    /// `==[cd]` comparisons use the index (no hand-maintained normalized attribute needed).
+    public var isNormalized: Bool
 
-    public init(name: String? = nil, _ properties: [String], unique: Bool = false) {
+    public init(name: String? = nil, _ properties: [String], unique: Bool = false, normalized: Bool = false) {
         self.properties = properties
         self.isUnique = unique
-        self.name = name ?? ((unique ? "unique_" : "by_") + properties.joined(separator: "_"))
+        self.isNormalized = normalized
+        self.name = name ?? ((unique ? "unique_" : normalized ? "folded_" : "by_") + properties.joined(separator: "_"))
     }
 }
 

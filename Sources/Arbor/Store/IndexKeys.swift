@@ -25,6 +25,15 @@ enum IndexKeys {
         }
     }
 
+    /// The [cd] fold used by normalized indexes.
+    static let normalization: StringOptions = [.caseInsensitive, .diacriticInsensitive]
+
+    /// A column's component in a normalized index: strings folded, other values as stored.
+    static func foldedTupleValue(_ column: ColumnValue) -> TupleValue {
+        if case .value(.string(let text)) = column { return .string(ValueOrder.fold(text, normalization)) }
+        return tupleValue(column)
+    }
+
     /// The entry of `row` (primary key `key`) in `index`; nil when the row has no entry (a
     /// foreign key that is nil).
     static func indexKey(_ index: EntityInfo.Index, columns: [ColumnValue], key: Int64) -> [UInt8]? {
@@ -32,7 +41,7 @@ enum IndexKeys {
         values.reserveCapacity(index.slots.count + 2)
         for slot in index.slots {
             guard slot < columns.count else { return nil }
-            values.append(tupleValue(columns[slot]))
+            values.append(index.isNormalized ? foldedTupleValue(columns[slot]) : tupleValue(columns[slot]))
         }
         if index.isForeignKey {
             if columns[index.slots[0]].isNull { return nil }
@@ -51,7 +60,7 @@ enum IndexKeys {
         var values: [TupleValue] = []
         for slot in index.slots {
             guard slot < columns.count, !columns[slot].isNull else { return nil }
-            values.append(tupleValue(columns[slot]))
+            values.append(index.isNormalized ? foldedTupleValue(columns[slot]) : tupleValue(columns[slot]))
         }
         return TupleKey.encode(values)
     }
