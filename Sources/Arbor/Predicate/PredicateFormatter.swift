@@ -7,9 +7,11 @@ enum PredicateFormatter {
         switch predicate {
         case .true: return "TRUEPREDICATE"
         case .false: return "FALSEPREDICATE"
-        case .and(let parts): return parts.isEmpty ? "TRUEPREDICATE" : parts.map { "(\(format($0)))" }.joined(separator: " AND ")
-        case .or(let parts): return parts.isEmpty ? "FALSEPREDICATE" : parts.map { "(\(format($0)))" }.joined(separator: " OR ")
-        case .not(let part): return "NOT (\(format(part)))"
+        // Parentheses only around AND/OR groups: the printed form nests no deeper than a format
+        // that parses to the same predicate, and reparses to exactly this predicate.
+        case .and(let parts): return parts.isEmpty ? "TRUEPREDICATE" : parts.map(grouped).joined(separator: " AND ")
+        case .or(let parts): return parts.isEmpty ? "FALSEPREDICATE" : parts.map(grouped).joined(separator: " OR ")
+        case .not(let part): return "NOT " + grouped(part)
         case .comparison(let comparison):
             let modifier = comparison.modifier == .direct ? "" : comparison.modifier.rawValue + " "
             var options = ""
@@ -18,6 +20,14 @@ enum PredicateFormatter {
                     + (comparison.options.contains(.diacriticInsensitive) ? "d" : "") + "]"
             }
             return "\(modifier)\(format(comparison.left)) \(comparison.op.rawValue)\(options) \(format(comparison.right))"
+        }
+    }
+
+    static func grouped(_ predicate: ObjectPredicate) -> String {
+        switch predicate {
+        case .and(let parts) where !parts.isEmpty: return "(\(format(predicate)))"
+        case .or(let parts) where !parts.isEmpty: return "(\(format(predicate)))"
+        default: return format(predicate)
         }
     }
 
@@ -37,8 +47,12 @@ enum PredicateFormatter {
         }
     }
 
+    /// A key as the parser reads it back: keywords and keys that do not start with a letter
+    /// or `_` (possible after `#`) get a `#`.
     static func escapeKey(_ key: String) -> String {
-        PredicateParser.keywords.contains(key.uppercased()) ? "#" + key : key
+        guard let first = key.unicodeScalars.first else { return key }
+        let plain = (first.properties.isAlphabetic || first == "_") && !PredicateParser.keywords.contains(key.uppercased())
+        return plain ? key : "#" + key
     }
 
     static func format(_ value: AttributeValue) -> String {
