@@ -124,7 +124,8 @@ public enum Fixtures {
                     AttributeDescription("pickupType", .int16, defaultValue: .int(0)),
                     AttributeDescription("dropOffType", .int16, defaultValue: .int(0)),
                 ],
-                relationships: [.toOne("stop", "Stop", inverse: "stopTimes", optional: false)]),
+                relationships: [.toOne("stop", "Stop", inverse: "stopTimes", optional: false)],
+                indexes: [IndexDescription(["stop", "departureTime"])]),
         ]
     }
 

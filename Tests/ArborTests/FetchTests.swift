@@ -93,7 +93,7 @@ struct FetchTests {
             let stop = try context.existingObject(with: ids[7])
             var times = FetchRequest(entityName: "StopTime", predicate: try ObjectPredicate(format: "stop == %@", stop))
             #expect(try context.count(for: times) == 3)
-            #expect(try context.explain(times).first?.plan.hasPrefix("SEARCH fk.StopTime.stop") == true)
+            #expect(try context.explain(times).first?.plan.hasPrefix("SEARCH index.StopTime.by_stop_departureTime") == true)
             times.predicate = try ObjectPredicate(format: "stop.name == %@", "Bahnhof Zoo")
             #expect(try context.count(for: times) == 8)  // stops 8, 18, 28, 38 have 3, 1, 3, 1 times
             #expect(try context.explain(times).first?.plan == "SCAN rows.StopTime")

@@ -25,6 +25,8 @@ extension PersistentStore {
     func fetchRows(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool,
                    sortDescriptors: [ObjectSortDescriptor]) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
         let plan = QueryPlanner.plan(predicate, for: info, store: self)
+        // Residual conditions run cheapest first, whatever order they were written in.
+        let predicate = predicate?.orderedByCost()
         var examined = 0
         var result: [FetchedRow] = []
         do {
@@ -78,7 +80,7 @@ extension PersistentStore {
                 }
             }
         } catch { throw storeError(error, path: path) }
-        rowCache.state.withLock { $0.statistics.rowsRead += UInt64(examined) }
+        rowCache.noteRowsRead(examined)
         return (result, FetchStatistics(plan: plan.description, rowsExamined: examined, rowsMatched: result.count))
     }
 

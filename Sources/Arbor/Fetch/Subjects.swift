@@ -51,6 +51,7 @@ struct RowResolver: SubjectResolver {
     func subject(for id: ObjectID) throws -> PredicateSubject? {
         guard id.storeIdentifier == store.identifier, let row = try store.readRow(tx, id),
               let info = store.model.infosByCode[row.entityCode] else { return nil }
+        store.rowCache.noteRowsRead(1)
         return RowSubject(subjectID: ObjectID(info: info, store: store.identifier, key: id.primaryKey), entity: info, row: row,
                           store: store, tx: tx)
     }

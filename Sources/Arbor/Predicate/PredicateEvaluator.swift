@@ -49,6 +49,14 @@ struct PredicateEvaluator {
     }
 
     mutating func evaluate(_ comparison: Comparison, _ subject: PredicateSubject, variables: [String: PredicateValue]) throws -> Bool {
+        // `SUBQUERY(…).@count != 0` (or > 0, == 0, <= 0) only asks whether a member exists: a
+        // semi-join (anti-join) probe that stops at the first match.
+        if comparison.modifier == .direct, case .aggregate(.count, let collection, nil) = comparison.left,
+           case .subquery(let members, let variable, let inner) = collection, case .constant(.int(0)) = comparison.right,
+           [.notEqual, .greater, .equal, .lessOrEqual].contains(comparison.op) {
+            let exists = try existsMember(members, variable, inner, subject, variables)
+            return comparison.op == .notEqual || comparison.op == .greater ? exists : !exists
+        }
         let left = try value(comparison.left, subject, variables)
         let right = try value(comparison.right, subject, variables)
         switch (comparison.modifier, left) {
@@ -66,6 +74,34 @@ struct PredicateEvaluator {
         case (.all, _): return try compare(left, comparison.op, right, comparison.options)
         case (.none, _): return try !compare(left, comparison.op, right, comparison.options)
         }
+    }
+
+    /// Whether some member of `collection` satisfies `predicate` with `$variable` bound to it.
+    mutating func existsMember(_ collection: PredicateExpression, _ variable: String, _ predicate: ObjectPredicate,
+                               _ subject: PredicateSubject, _ variables: [String: PredicateValue]) throws -> Bool {
+        // `$x.key` on the member is `key` on the member itself: evaluating that form reads each
+        // member once, and lets an index answer.
+        let own = predicate.replacingVariable(variable)
+        let selfContained = !own.mentions(variable)
+        if selfContained, let probing = subject as? MemberProbing, case .keyPath(let path) = collection, path.count == 1,
+           let relationship = subject.entity.relationship(named: path[0]),
+           let answer = try probing.probeExists(relationship, predicate: own) {
+            return answer
+        }
+        guard case .many(let items) = try value(collection, subject, variables) else {
+            throw ObjectPredicateError.unsupported("SUBQUERY over something that is not a to-many relationship")
+        }
+        for item in items {
+            guard case .object(let id?) = item, let member = try resolver.subject(for: id) else { continue }
+            if selfContained {
+                if try evaluate(own, member, variables: variables) { return true }
+            } else {
+                var inner = variables
+                inner[variable] = item
+                if try evaluate(predicate, member, variables: inner) { return true }
+            }
+        }
+        return false
     }
 
     // MARK: Expressions

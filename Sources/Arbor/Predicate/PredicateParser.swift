@@ -327,9 +327,9 @@ struct PredicateParser {
             try advance()
             if function == .count { return .aggregate(.count, collection: base, key: nil) }
             try expect(".")
-            guard case .identifier(let key) = token else { throw error(expected: "the key to aggregate") }
+            guard case .identifier(let rawKey) = token else { throw error(expected: "the key to aggregate") }
             try advance()
-            return .aggregate(function, collection: base, key: key)
+            return .aggregate(function, collection: base, key: rawKey.hasPrefix("#") ? String(rawKey.dropFirst()) : rawKey)
         }
         guard case .identifier(let rawName) = token else { throw error(expected: "a key") }
         let name = rawName.hasPrefix("#") ? String(rawName.dropFirst()) : rawName

@@ -109,6 +109,8 @@ final class RowCache: Sendable {
         }
     }
 
+    func noteRowsRead(_ count: Int) { state.withLock { $0.statistics.rowsRead += UInt64(count) } }
+
     func noteFaultFired() { state.withLock { $0.statistics.faultsFired += 1 } }
 
     var statistics: StoreStatistics {

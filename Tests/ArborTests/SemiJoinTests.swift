@@ -1,0 +1,70 @@
+import Arbor
+import ArborTestSupport
+import Foundation
+import Testing
+
+@Suite("SUBQUERY(…).@count != 0 as a semi-join probe")
+struct SemiJoinTests {
+    /// Ten stops with 300 stop times each, one minute apart, starting at 06:00.
+    static func seed(_ stack: TestStack) throws {
+        let context = stack.context()
+        try context.performAndWait {
+            for number in 0..<10 {
+                let stop = makeStop(context, Int64(number))
+                for minute in 0..<300 {
+                    let time = StopTime(context: context)
+                    time.departureTime = Date(timeIntervalSince1970: Double(21600 + minute * 60 + number))
+                    time.arrivalTime = time.departureTime
+                    time.stop = stop
+                }
+            }
+            try context.save()
+        }
+    }
+
+    static let format = "SUBQUERY(stopTimes, $x, $x.departureTime >= %@ AND $x.departureTime <= %@).@count != 0"
+
+    func run(_ stack: TestStack, from: Double, to: Double) throws -> (names: [Int64], rowsRead: UInt64) {
+        let context = stack.context()
+        return try context.performAndWait {
+            let request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(
+                format: Self.format, Date(timeIntervalSince1970: from), Date(timeIntervalSince1970: to)),
+                sortDescriptors: [ObjectSortDescriptor("identifier")])
+            stack.store.resetStatistics()
+            let ids = try context.fetchObjectIDs(request)
+            let read = stack.store.statistics.rowsRead
+            let identifiers = try ids.compactMap { try (context.existingObject(with: $0) as? Stop)?.identifier }
+            return (identifiers, read)
+        }
+    }
+
+    @Test("with a (stop, departureTime) index each stop costs one probe and one row")
+    func compoundIndex() throws {
+        let stack = try TestStack()
+        try Self.seed(stack)
+        // A 20-minute window around 08:00 matches every stop.
+        let all = try run(stack, from: 28800, to: 28800 + 1200)
+        #expect(all.names == Array(0..<10))
+        #expect(all.rowsRead <= 10 + 10)  // 10 stops + the first matching member of each
+        // A window after the last departure matches none, and reads no member row.
+        let none = try run(stack, from: 21600 + 400 * 60, to: 21600 + 420 * 60)
+        #expect(none.names.isEmpty)
+        #expect(none.rowsRead == 10)
+        // A window catching only stops 0…4 (their departures are 0…9 s after the minute).
+        let some = try run(stack, from: 21600 + 299 * 60, to: 21600 + 299 * 60 + 4)
+        #expect(some.names == [0, 1, 2, 3, 4])
+    }
+
+    @Test("with only the foreign-key index the answer is the same, found by reading members")
+    func foreignKeyOnly() throws {
+        var entities = Fixtures.transitEntities()
+        entities[1].indexes = []
+        let stack = try TestStack(model: try ManagedObjectModel(entities: entities))
+        try Self.seed(stack)
+        let all = try run(stack, from: 28800, to: 28800 + 1200)
+        #expect(all.names == Array(0..<10))
+        let none = try run(stack, from: 21600 + 400 * 60, to: 21600 + 420 * 60)
+        #expect(none.names.isEmpty)
+        #expect(none.rowsRead == 10 + 3000)  // every member read: why the compound index helps
+    }
+}
