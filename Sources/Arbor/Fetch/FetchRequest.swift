@@ -16,7 +16,7 @@ public struct ObjectSortDescriptor: Hashable, Sendable {
 /// A description of objects to fetch (Core Data's `NSFetchRequest`).
 public struct FetchRequest: Sendable {
     public enum ResultType: Sendable {
-        case managedObjects, objectIDs, count
+        case managedObjects, objectIDs, count, dictionaries
     }
 
     public var entityName: String
@@ -34,10 +34,39 @@ public struct FetchRequest: Sendable {
     /// false: fetched objects arrive with their data loaded (no fault fires on first access).
     public var returnsObjectsAsFaults = true
     public var resultType: ResultType = .managedObjects
+    /// For dictionary results: the values to return (all attributes when empty).
+    public var propertiesToFetch: [FetchProperty] = []
+    /// For dictionary results: key paths whose equal values form one group (one dictionary).
+    public var propertiesToGroupBy: [String] = []
+    /// For grouped dictionary results: a condition on each group's dictionary (its keys are
+    /// the property names).
+    public var havingPredicate: ObjectPredicate?
+    /// For dictionary results: drop duplicate dictionaries.
+    public var returnsDistinctResults = false
 
     public init(entityName: String, predicate: ObjectPredicate? = nil, sortDescriptors: [ObjectSortDescriptor] = []) {
         self.entityName = entityName
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
+    }
+}
+
+/// A value of a dictionary result: a key path's value, or an aggregate over the group.
+public struct FetchProperty: Hashable, Sendable {
+    /// The key in the result dictionary.
+    public var name: String
+    /// A key path from the fetched entity (through to-one relationships); to-one relationships
+    /// give their object's `ObjectID`.
+    public var keyPath: String
+    /// nil: the value itself (it must be one of `propertiesToGroupBy` when grouping).
+    public var function: AggregateFunction?
+
+    /// The value of `keyPath`, under the name `keyPath`.
+    public static func key(_ keyPath: String) -> FetchProperty { FetchProperty(name: keyPath, keyPath: keyPath, function: nil) }
+
+    /// `function` over the group's values of `keyPath` (`@count` counts non-nil values; with
+    /// `keyPath` "SELF" it counts objects).
+    public static func expression(_ name: String, _ function: AggregateFunction, of keyPath: String) -> FetchProperty {
+        FetchProperty(name: name, keyPath: keyPath, function: function)
     }
 }

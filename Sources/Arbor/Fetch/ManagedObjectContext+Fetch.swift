@@ -41,13 +41,14 @@ extension ManagedObjectContext {
         try execute(request).statistics
     }
 
-    func execute(_ request: FetchRequest) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
+    /// Runs `request`; each entry carries the values of the sort key paths, then of
+    /// `extraKeyPaths`.
+    func execute(_ request: FetchRequest, extraKeyPaths: [String] = []) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
         guard let coordinator = persistentStoreCoordinator, let model else { throw ContextError.noPersistentStore }
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
         if let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
-        for descriptor in request.sortDescriptors {
-            try PredicateChecker(model: model).checkPath(descriptor.keyPath.split(separator: ".").map(String.init), from: info, allowToMany: false)
-        }
+        let keyPaths = (request.sortDescriptors.map(\.keyPath) + extraKeyPaths).map { $0.split(separator: ".").map(String.init) }
+        for path in keyPaths { try PredicateChecker(model: model).checkPath(path, from: info, allowToMany: false) }
         var entries: [FetchedRow] = []
         var statistics: [FetchStatistics] = []
         // A stored row's relationships may lead to objects changed in this context: then the
@@ -58,7 +59,7 @@ extension ManagedObjectContext {
         let storePredicate = pending && followsRelationships ? request.predicate?.ownColumnConjuncts(info) : request.predicate
         for store in coordinator.persistentStores where store.holds(info) {
             let (rows, stats) = try store.fetchRows(info, predicate: storePredicate, includesSubentities: request.includesSubentities,
-                                                    sortDescriptors: request.sortDescriptors)
+                                                    keyPaths: keyPaths)
             entries.append(contentsOf: rows)
             statistics.append(stats)
         }
@@ -71,7 +72,7 @@ extension ManagedObjectContext {
                 return try evaluator.evaluate(predicate, ObjectSubject(object: object, context: self))
             }
         }
-        if request.includesPendingChanges { try mergePendingChanges(into: &entries, request: request, info: info) }
+        if request.includesPendingChanges { try mergePendingChanges(into: &entries, request: request, info: info, keyPaths: keyPaths) }
         if !request.sortDescriptors.isEmpty {
             entries.sort { Self.precedes($0, $1, request.sortDescriptors) }
         }
@@ -83,7 +84,8 @@ extension ManagedObjectContext {
 
     /// Replaces stored rows of changed objects by their in-memory state, drops deleted ones and
     /// adds matching inserted ones.
-    private func mergePendingChanges(into entries: inout [FetchedRow], request: FetchRequest, info: EntityInfo) throws {
+    private func mergePendingChanges(into entries: inout [FetchedRow], request: FetchRequest, info: EntityInfo,
+                                     keyPaths: [[String]]) throws {
         guard !changed.isEmpty else { return }
         entries.removeAll { changed[$0.id] != nil }
         var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
@@ -92,16 +94,8 @@ extension ManagedObjectContext {
             guard matchesEntity else { continue }
             let subject = ObjectSubject(object: object, context: self)
             if let predicate = request.predicate, try !evaluator.evaluate(predicate, subject) { continue }
-            var keys: [AttributeValue] = []
-            for descriptor in request.sortDescriptors {
-                let path = descriptor.keyPath.split(separator: ".").map(String.init)
-                if case .scalar(let value) = try evaluator.follow(path, from: .object(object.objectID), start: subject) {
-                    keys.append(value)
-                } else {
-                    keys.append(.null)
-                }
-            }
-            entries.append(FetchedRow(id: object.objectID, row: nil, sortKeys: keys))
+            let values = try keyPaths.map { try evaluator.follow($0, from: .object(object.objectID), start: subject) }
+            entries.append(FetchedRow(id: object.objectID, row: nil, values: values))
         }
     }
 
@@ -109,7 +103,7 @@ extension ManagedObjectContext {
     /// primary key, then unsaved ones in creation order.
     static func precedes(_ a: FetchedRow, _ b: FetchedRow, _ descriptors: [ObjectSortDescriptor]) -> Bool {
         for (index, descriptor) in descriptors.enumerated() {
-            let x = a.sortKeys[index], y = b.sortKeys[index]
+            let x = a.scalar(index), y = b.scalar(index)
             let order: ComparisonResult
             switch (x.isNull, y.isNull) {
             case (true, true): order = .orderedSame

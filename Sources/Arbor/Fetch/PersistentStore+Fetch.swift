@@ -1,11 +1,17 @@
 import ArborEngine
 import Foundation
 
-/// One fetched row with the values its sort descriptors need.
+/// One fetched row with the values of the key paths the request needs (sort keys first).
 struct FetchedRow {
     var id: ObjectID
     var row: StoredRow?
-    var sortKeys: [AttributeValue]
+    var values: [PredicateValue]
+
+    /// The scalar value at `index` (nil for objects and collections).
+    func scalar(_ index: Int) -> AttributeValue {
+        if case .scalar(let value) = values[index] { return value }
+        return .null
+    }
 }
 
 /// What a store fetch did, for `explain` and tests.
@@ -23,7 +29,7 @@ extension PersistentStore {
     /// one snapshot, with the sort keys of `sortDescriptors`.
     /// - Complexity: O(log n + rows examined); a scan when no index covers the predicate.
     func fetchRows(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool,
-                   sortDescriptors: [ObjectSortDescriptor]) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
+                   keyPaths: [[String]]) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
         let plan = QueryPlanner.plan(predicate, for: info, store: self)
         // Residual conditions run cheapest first, whatever order they were written in.
         let predicate = predicate?.orderedByCost()
@@ -40,16 +46,8 @@ extension PersistentStore {
                     let id = ObjectID(info: concrete, store: identifier, key: key)
                     let subject = RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)
                     if let predicate, try !evaluator.evaluate(predicate, subject) { return }
-                    var keys: [AttributeValue] = []
-                    for descriptor in sortDescriptors {
-                        let path = descriptor.keyPath.split(separator: ".").map(String.init)
-                        if case .scalar(let value) = try evaluator.follow(path, from: .object(id), start: subject) {
-                            keys.append(value)
-                        } else {
-                            keys.append(.null)
-                        }
-                    }
-                    result.append(FetchedRow(id: id, row: row, sortKeys: keys))
+                    let values = try keyPaths.map { try evaluator.follow($0, from: .object(id), start: subject) }
+                    result.append(FetchedRow(id: id, row: row, values: values))
                 }
                 switch plan.access {
                 case .scan:

@@ -17,7 +17,7 @@ protocol SubjectResolver {
 }
 
 /// A value during evaluation.
-enum PredicateValue {
+enum PredicateValue: Sendable {
     case scalar(AttributeValue)
     case object(ObjectID?)
     case many([PredicateValue])

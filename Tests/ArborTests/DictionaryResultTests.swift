@@ -1,0 +1,87 @@
+import Arbor
+import ArborTestSupport
+import Foundation
+import Testing
+
+@Suite("Dictionary results: properties, grouping, aggregates, having, distinct")
+struct DictionaryResultTests {
+    static func seed(_ stack: TestStack) throws -> [ObjectID] {
+        let context = stack.context()
+        return try context.performAndWait {
+            let stops = (1...4).map { makeStop(context, Int64($0)) }
+            stops[3].name = stops[2].name
+            for (index, stop) in stops.enumerated() {
+                for minute in 0..<(index + 1) {
+                    let time = StopTime(context: context)
+                    time.departureTime = Date(timeIntervalSince1970: Double(100 * index + minute))
+                    time.arrivalTime = time.departureTime
+                    time.pickupType = Int16(minute % 2)
+                    time.stop = stop
+                }
+            }
+            try context.save()
+            return stops.map(\.objectID)
+        }
+    }
+
+    @Test("count of stop times per stop, with having and a sort")
+    func countPerStop() throws {
+        let stack = try TestStack()
+        let stops = try Self.seed(stack)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime", sortDescriptors: [ObjectSortDescriptor("stop.identifier", ascending: false)])
+            request.resultType = .dictionaries
+            request.propertiesToGroupBy = ["stop"]
+            request.propertiesToFetch = [.key("stop"), .expression("times", .count, of: "SELF"),
+                                         .expression("latest", .max, of: "departureTime"), .expression("pickups", .sum, of: "pickupType")]
+            let rows = try context.fetchDictionaries(request)
+            #expect(rows.count == 4)
+            #expect(rows.map { $0["stop"] as? ObjectID } == stops.reversed().map { Optional($0) })
+            #expect(rows.map { $0["times"] as? Int64 } == [4, 3, 2, 1])
+            #expect(rows.map { $0["pickups"] as? Int64 } == [2, 1, 1, 0])
+            #expect((rows.first?["latest"] as? Date)?.timeIntervalSince1970 == 303)
+            request.havingPredicate = try ObjectPredicate(format: "times >= 2 AND pickups < 2")
+            #expect(try context.fetchDictionaries(request).map { $0["times"] as? Int64 } == [3, 2])
+            request.fetchLimit = 1
+            request.fetchOffset = 1
+            #expect(try context.fetchDictionaries(request).map { $0["times"] as? Int64 } == [2])
+            guard case .dictionaries(let viaExecute) = try context.executeFetch(request) else {
+                Issue.record("expected dictionaries")
+                return
+            }
+            #expect(viaExecute.count == 1)
+        }
+    }
+
+    @Test("plain properties, distinct values, aggregates over everything")
+    func propertiesAndDistinct() throws {
+        let stack = try TestStack()
+        _ = try Self.seed(stack)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "Stop", sortDescriptors: [ObjectSortDescriptor("identifier")])
+            request.resultType = .dictionaries
+            request.propertiesToFetch = [.key("name")]
+            #expect(try context.fetchDictionaries(request).count == 4)
+            request.returnsDistinctResults = true
+            #expect(try context.fetchDictionaries(request).compactMap { $0["name"] as? String } == ["Stop 1", "Stop 2", "Stop 3"])
+            var totals = FetchRequest(entityName: "StopTime", predicate: try ObjectPredicate(format: "pickupType == 0"))
+            totals.resultType = .dictionaries
+            totals.propertiesToFetch = [.expression("n", .count, of: "SELF"), .expression("avg", .avg, of: "departureTime")]
+            let all = try context.fetchDictionaries(totals)
+            #expect(all.count == 1)
+            #expect(all.first?["n"] as? Int64 == 6)
+            #expect(throws: ObjectPredicateError.self) {
+                var bad = FetchRequest(entityName: "StopTime")
+                bad.propertiesToGroupBy = ["stop"]
+                bad.propertiesToFetch = [.key("departureTime")]
+                _ = try context.fetchDictionaries(bad)
+            }
+            var count = FetchRequest(entityName: "StopTime")
+            count.resultType = .count
+            guard case .count(let n) = try context.executeFetch(count) else { return }
+            #expect(n == 10)
+        }
+    }
+}
