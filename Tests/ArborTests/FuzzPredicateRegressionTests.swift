@@ -10,7 +10,7 @@ struct FuzzPredicateRegressionTests {
         "label MATCHES '('", "value == 1e999", "value < -9223372036854775808", "label == '\\", "%@", "$x.value == 1",
         "children.@avg.value > 1.5", "ALL children.value > 0", "NONE tags.name == 'x'", "SELF == nil", "value IN 'abc'",
         "label CONTAINS ''", "label LIKE '****'", "tags.name == 't'", "children.@count.value > 1",
-        "#00>6", "_>vchieindex.nodn.@sum.valueodn.@sum.#e0", "children.@max.#value > 1", "#_a == #SELF", "#9.x.#NIL == 1", String(repeating: "!", count: 150) + "u=-56",
+        "#00>6", "parent.v=l1 OR pGalUe = #\u{64B}VOl1 OR chidr > 1", "_>vchieindex.nodn.@sum.valueodn.@sum.#e0", "children.@max.#value > 1", "#_a == #SELF", "#9.x.#NIL == 1", String(repeating: "!", count: 150) + "u=-56",
         String(repeating: "(", count: 90) + "a == 1" + String(repeating: ")", count: 90),
     ])
     func seeds(format: String) throws {

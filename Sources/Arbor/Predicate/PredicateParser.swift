@@ -329,10 +329,10 @@ struct PredicateParser {
             try expect(".")
             guard case .identifier(let rawKey) = token else { throw error(expected: "the key to aggregate") }
             try advance()
-            return .aggregate(function, collection: base, key: rawKey.hasPrefix("#") ? String(rawKey.dropFirst()) : rawKey)
+            return .aggregate(function, collection: base, key: Self.unescaped(rawKey))
         }
         guard case .identifier(let rawName) = token else { throw error(expected: "a key") }
-        let name = rawName.hasPrefix("#") ? String(rawName.dropFirst()) : rawName
+        let name = Self.unescaped(rawName)
         try advance()
         switch base {
         case .keyPath(let path): return .keyPath(path + [name])
@@ -396,11 +396,18 @@ struct PredicateParser {
             default:
                 guard !Self.keywords.contains(word.uppercased()) else { throw error(expected: "a value or key path") }
                 try advance()
-                return .keyPath([word.hasPrefix("#") ? String(word.dropFirst()) : word])
+                return .keyPath([Self.unescaped(word)])
             }
         default:
             throw error(expected: "a value or key path")
         }
+    }
+
+    /// A key without its `#` escape. Scalars, not characters: `#` followed by a combining mark
+    /// is one character but still an escape.
+    static func unescaped(_ word: String) -> String {
+        guard word.unicodeScalars.first == "#" else { return word }
+        return String(String.UnicodeScalarView(word.unicodeScalars.dropFirst()))
     }
 
     mutating func parseSubquery() throws -> PredicateExpression {
