@@ -43,7 +43,8 @@ extension ManagedObjectContext {
 
     /// Runs `request`; each entry carries the values of the sort key paths, then of
     /// `extraKeyPaths`.
-    func execute(_ request: FetchRequest, extraKeyPaths: [String] = []) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
+    func execute(_ request: FetchRequest, extraKeyPaths: [String] = [],
+                 onProgress: ((Int) throws -> Void)? = nil) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
         guard let coordinator = persistentStoreCoordinator, let model else { throw ContextError.noPersistentStore }
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
         if let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
@@ -59,7 +60,7 @@ extension ManagedObjectContext {
         let storePredicate = pending && followsRelationships ? request.predicate?.ownColumnConjuncts(info) : request.predicate
         for store in coordinator.persistentStores where store.holds(info) {
             let (rows, stats) = try store.fetchRows(info, predicate: storePredicate, includesSubentities: request.includesSubentities,
-                                                    keyPaths: keyPaths)
+                                                    keyPaths: keyPaths, onProgress: onProgress)
             entries.append(contentsOf: rows)
             statistics.append(stats)
         }

@@ -28,8 +28,8 @@ extension PersistentStore {
     /// The rows of `info` (and its sub-entities when asked) that satisfy `predicate`, read in
     /// one snapshot, with the sort keys of `sortDescriptors`.
     /// - Complexity: O(log n + rows examined); a scan when no index covers the predicate.
-    func fetchRows(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool,
-                   keyPaths: [[String]]) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
+    func fetchRows(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
+                   onProgress: ((Int) throws -> Void)? = nil) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
         let plan = QueryPlanner.plan(predicate, for: info, store: self)
         // Residual conditions run cheapest first, whatever order they were written in.
         let predicate = predicate?.orderedByCost()
@@ -41,6 +41,7 @@ extension PersistentStore {
                 var evaluator = PredicateEvaluator(resolver: RowResolver(store: self, tx: tx))
                 func consider(_ key: Int64, _ row: StoredRow) throws {
                     examined += 1
+                    if examined % 256 == 0, let onProgress { try onProgress(examined) }
                     let matchesEntity = includesSubentities ? info.descendantCodes.contains(row.entityCode) : row.entityCode == info.code
                     guard matchesEntity, let concrete = model.infosByCode[row.entityCode] else { return }
                     let id = ObjectID(info: concrete, store: identifier, key: key)
@@ -80,6 +81,12 @@ extension PersistentStore {
         } catch { throw storeError(error, path: path) }
         rowCache.noteRowsRead(examined)
         return (result, FetchStatistics(plan: plan.description, rowsExamined: examined, rowsMatched: result.count))
+    }
+
+    /// The number of rows in `info`'s hierarchy: an upper bound on what a fetch can examine.
+    /// - Complexity: O(1) (the catalog keeps each tree's count).
+    func estimatedCount(_ info: EntityInfo) throws -> Int {
+        do { return try database.view { try $0.tree(info.rowTree).count } } catch { throw storeError(error, path: path) }
     }
 
     /// The plan a fetch of `info` with `predicate` would use.
