@@ -186,3 +186,32 @@ struct FetchTests {
         }
     }
 }
+
+@Suite("Prefetching relationship key paths")
+struct PrefetchTests {
+    @Test("stop times with their stops, and stops with their stop times, without a fault per object")
+    func prefetch() throws {
+        let stack = try TestStack()
+        _ = try FetchTests.seed(stack, stops: 20)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime")
+            request.relationshipKeyPathsForPrefetching = ["stop.parent"]
+            let times = try context.fetch(request, as: StopTime.self)
+            stack.store.resetStatistics()
+            let names = Set(times.compactMap { $0.stop?.name })
+            _ = times.compactMap { $0.stop?.parent?.name }
+            #expect(names.count == 10)
+            #expect(stack.store.statistics.faultsFired == 0)
+
+            var stops = FetchRequest(entityName: "Stop")
+            stops.relationshipKeyPathsForPrefetching = ["stopTimes"]
+            let fetched = try context.fetch(stops, as: Stop.self)
+            stack.store.resetStatistics()
+            let total = fetched.reduce(0) { $0 + $1.stopTimes.filter { $0.departureTime.timeIntervalSince1970 > 0 }.count }
+            #expect(total == times.count)
+            #expect(stack.store.statistics.faultsFired == 0)
+            #expect(stack.store.statistics.rowsRead == 0)
+        }
+    }
+}

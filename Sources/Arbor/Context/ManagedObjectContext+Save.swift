@@ -244,6 +244,7 @@ extension ManagedObjectContext {
                 }
             }
         } else {
+            object.prefetched = []
             object.changes = [:]
             object.deletedFlag = false
             for slot in object.toMany.indices { object.toMany[slot] = nil }
@@ -278,6 +279,7 @@ extension ManagedObjectContext {
             guard let object = box.object else { continue }
             object.managedObjectContext = nil
             object.changes = [:]
+            object.prefetched = []
             object.isFaultState = true
         }
         for object in changed.values { object.managedObjectContext = nil }

@@ -34,6 +34,9 @@ public struct FetchRequest: Sendable {
     /// false: fetched objects arrive with their data loaded (no fault fires on first access).
     public var returnsObjectsAsFaults = true
     public var resultType: ResultType = .managedObjects
+    /// Relationship key paths (`stop`, `stopTimes`, `stop.parent`) whose objects are loaded with
+    /// the results, a batch of lookups per step instead of one fault per object.
+    public var relationshipKeyPathsForPrefetching: [String] = []
     /// For dictionary results: the values to return (all attributes when empty).
     public var propertiesToFetch: [FetchProperty] = []
     /// For dictionary results: key paths whose equal values form one group (one dictionary).

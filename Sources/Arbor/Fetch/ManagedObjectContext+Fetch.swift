@@ -10,13 +10,42 @@ extension ManagedObjectContext {
     ///   store errors.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         let (entries, _) = try execute(request)
-        return entries.map { entry in
+        let fill = !request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty
+        let objects = entries.map { entry in
             let object = self.object(with: entry.id)
-            if !request.returnsObjectsAsFaults, object.isFaultState, let row = entry.row, let store = try? store(for: entry.id) {
+            if fill, object.isFaultState, let row = entry.row, let store = try? store(for: entry.id) {
                 try? apply(row, to: object, from: store)
             }
             return object
         }
+        for keyPath in request.relationshipKeyPathsForPrefetching {
+            prefetch(objects, path: keyPath.split(separator: ".").map(String.init))
+        }
+        return objects
+    }
+
+    /// Loads the objects at the end of each step of `path` for all `objects` at once: to-one
+    /// targets and to-many members are filled per store in one read transaction.
+    func prefetch(_ objects: [ManagedObject], path: [String]) {
+        guard let key = path.first, let coordinator = persistentStoreCoordinator else { return }
+        var targets: [ObjectID] = []
+        var seen: Set<ObjectID> = []
+        var targetsOf: [(ManagedObject, [ObjectID])] = []
+        for object in objects {
+            guard let relationship = object.info.relationship(named: key) else { continue }
+            let ids = relationship.kind == .toOne ? toOneTarget(object, relationship).map { [$0] } ?? [] : members(object, relationship)
+            targetsOf.append((object, ids))
+            for id in ids where seen.insert(id).inserted { targets.append(id) }
+        }
+        let related = targets.map { object(with: $0) }
+        for (object, ids) in targetsOf { object.prefetched.append(contentsOf: ids.map { self.object(with: $0) }) }
+        var byStore: [ObjectIdentifier: (PersistentStore, [ManagedObject])] = [:]
+        for object in related where object.isFaultState && !object.objectID.isTemporaryID {
+            guard let store = try? coordinator.store(for: object.objectID) else { continue }
+            byStore[ObjectIdentifier(store), default: (store, [])].1.append(object)
+        }
+        for (store, faults) in byStore.values { fill(faults, from: store) }
+        prefetch(related, path: Array(path.dropFirst()))
     }
 
     /// Typed `fetch`: the objects of `request` as `T` (objects of other classes are skipped).

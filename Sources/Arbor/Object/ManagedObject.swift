@@ -35,6 +35,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var toMany: [ToManyState?]
     var insertedFlag = false
     var deletedFlag = false
+    /// Related objects loaded by prefetching, kept alive with this object (as Core Data's fired
+    /// relationships are) until `refresh(_:mergeChanges: false)` or `reset()` lets them go.
+    var prefetched: [ManagedObject] = []
     /// The row-cache entry this object keeps alive, released in `deinit`.
     var cacheRetention: (cache: RowCache, key: RowKey)?
 
