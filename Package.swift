@@ -14,13 +14,14 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
             name: "CLZ4", path: "Sources/CLZ4", pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]),
         .target(name: "ArborEngine", dependencies: ["CLZ4"]),
-        .target(name: "Arbor", dependencies: ["ArborEngine"]),
+        .target(name: "Arbor", dependencies: ["ArborEngine", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "ArborCLI",
             dependencies: ["ArborEngine", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -33,7 +34,9 @@ let package = Package(
         .target(
             name: "ArborTestSupport", dependencies: ["Arbor", "ArborEngine", "ArborEngineTestSupport"],
             path: "Tests/ArborTestSupport"),
-        .testTarget(name: "ArborTests", dependencies: ["Arbor", "ArborEngine", "ArborTestSupport", "ArborEngineTestSupport"]),
+        .testTarget(name: "ArborTests", dependencies: [
+            "Arbor", "ArborEngine", "ArborTestSupport", "ArborEngineTestSupport", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "ArborCLITests", dependencies: ["ArborCLI", "ArborEngine"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension ManagedObjectContext {
     /// The objects that match `request`, sorted, after offset and limit.
@@ -76,6 +77,7 @@ extension ManagedObjectContext {
                  onProgress: ((Int) throws -> Void)? = nil) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
         guard let coordinator = persistentStoreCoordinator, let model else { throw ContextError.noPersistentStore }
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        let started = ContinuousClock.now
         if let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
         let keyPaths = (request.sortDescriptors.map(\.keyPath) + extraKeyPaths).map { $0.split(separator: ".").map(String.init) }
         for path in keyPaths { try PredicateChecker(model: model).checkPath(path, from: info, allowToMany: false) }
@@ -109,6 +111,11 @@ extension ManagedObjectContext {
         let start = min(max(request.fetchOffset, 0), entries.count)
         var end = entries.count
         if request.fetchLimit > 0 { end = min(end, start + request.fetchLimit) }
+        let logger = ArborLog.fetches
+        if logger.logLevel <= .debug {
+            let plans = statistics.map { "\($0.plan): examined \($0.rowsExamined), matched \($0.rowsMatched)" + ($0.suggestion.map { "; \($0)" } ?? "") }
+            logger.debug("fetch \(request.entityName) where \(request.predicate?.description ?? "TRUEPREDICATE"): \(plans.joined(separator: " | ")); returned \(end - start) in \(ContinuousClock.now - started)")
+        }
         return (Array(entries[start..<end]), statistics)
     }
 

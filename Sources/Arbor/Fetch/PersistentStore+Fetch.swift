@@ -22,6 +22,22 @@ public struct FetchStatistics: Equatable, Sendable {
     public var rowsExamined: Int
     /// Rows that met the predicate.
     public var rowsMatched: Int
+    /// When the plan read many more rows than matched: which index would help.
+    public var suggestion: String?
+
+    static func suggestion(for plan: QueryPlan, examined: Int, matched: Int) -> String? {
+        guard examined >= 1000, matched * 10 < examined else { return nil }
+        switch plan.access {
+        case .scan:
+            guard !plan.conditionKeys.isEmpty else {
+                return "scanned \(examined) rows for \(matched); no condition compares a column of \(plan.entity.name) with a constant, so no index can narrow it"
+            }
+            return "scanned \(examined) rows for \(matched); an index on \(plan.entity.name)(\(plan.conditionKeys.joined(separator: ", "))) would help"
+        case .index(let index, _):
+            guard Array(index.properties.prefix(plan.conditionKeys.count)) != plan.conditionKeys else { return nil }
+            return "\(index.tree) narrowed to \(examined) rows for \(matched); an index on \(plan.entity.name)(\(plan.conditionKeys.joined(separator: ", "))) would help"
+        }
+    }
 }
 
 extension PersistentStore {
@@ -80,7 +96,8 @@ extension PersistentStore {
             }
         } catch { throw storeError(error, path: path) }
         rowCache.noteRowsRead(examined)
-        return (result, FetchStatistics(plan: plan.description, rowsExamined: examined, rowsMatched: result.count))
+        return (result, FetchStatistics(plan: plan.description, rowsExamined: examined, rowsMatched: result.count,
+                                        suggestion: FetchStatistics.suggestion(for: plan, examined: examined, matched: result.count)))
     }
 
     /// The number of rows in `info`'s hierarchy: an upper bound on what a fetch can examine.

@@ -14,6 +14,8 @@ struct QueryPlan: CustomStringConvertible {
     let access: Access
     /// What the index ranges come from, for `description`.
     let usedConditions: [String]
+    /// Properties that conditions of the predicate could bound, in predicate order (for hints).
+    var conditionKeys: [String] = []
 
     var description: String {
         switch access {
@@ -51,8 +53,21 @@ enum QueryPlanner {
             guard let (score, ranges, used) = ranges(for: index, conditions) else { continue }
             if score > (best?.score ?? 0) { best = (score, index, ranges, used) }
         }
-        guard let best else { return QueryPlan(entity: info, access: .scan, usedConditions: []) }
-        return QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used)
+        // Equality columns first, then range columns: the best index for a hint.
+        var equalities: [String] = [], ranges: [String] = []
+        for conjunct in conjuncts(predicate) {
+            guard case .comparison(let comparison) = conjunct,
+                  let (_, condition) = QueryPlanner.condition(comparison, info: info, store: store) else { continue }
+            for case .keyPath(let path) in [comparison.left, comparison.right] where path.count == 1 {
+                switch condition {
+                case .equal, .oneOf, .foldedEqual: if !equalities.contains(path[0]) { equalities.append(path[0]) }
+                default: if !ranges.contains(path[0]) { ranges.append(path[0]) }
+                }
+            }
+        }
+        let keys = equalities + ranges.filter { !equalities.contains($0) }.prefix(1)
+        guard let best else { return QueryPlan(entity: info, access: .scan, usedConditions: [], conditionKeys: keys) }
+        return QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used, conditionKeys: keys)
     }
 
     static func conjuncts(_ predicate: ObjectPredicate) -> [ObjectPredicate] {

@@ -1,0 +1,54 @@
+import Arbor
+import ArborTestSupport
+import Foundation
+import Logging
+import Testing
+
+/// Collects log messages in memory.
+final class CollectingLogHandler: LogHandler, @unchecked Sendable {
+    let lock = NSLock()
+    private var collected: [String] = []
+    var messages: [String] { lock.withLock { collected } }
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .debug
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {
+        lock.withLock { collected.append(message.description) }
+    }
+}
+
+@Suite("Explain hints and the fetch debug log", .serialized)
+struct ExplainAndLogTests {
+    @Test("a scan that reads many rows for few says which index would help; the debug log shows plans")
+    func hintsAndLog() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        let handler = CollectingLogHandler()
+        let previous = ArborLog.fetches
+        ArborLog.fetches = Logger(label: "test") { _ in handler }
+        defer { ArborLog.fetches = previous }
+        try context.performAndWait {
+            for index in 0..<2000 {
+                let stop = makeStop(context, Int64(index))
+                stop.latitude = Double(index)
+            }
+            try context.save()
+            let scan = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "latitude == 5"))
+            let statistics = try #require(try context.explain(scan).first)
+            #expect(statistics.plan == "SCAN rows.Stop")
+            #expect(statistics.suggestion == "scanned 2000 rows for 1; an index on Stop(latitude) would help")
+            let narrow = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "longitude >= 0 AND latitude == 5"))
+            // The compound index bounds longitude (a range) before latitude (an equality).
+            #expect(try context.explain(narrow).first?.suggestion
+                    == "index.Stop.by_longitude_latitude narrowed to 2000 rows for 1; an index on Stop(latitude, longitude) would help")
+            let good = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "identifier == 5"))
+            #expect(try context.explain(good).first?.suggestion == nil)
+        }
+        #expect(handler.messages.contains { $0.hasPrefix("fetch Stop where latitude == 5: SCAN rows.Stop: examined 2000, matched 1; scanned") })
+        #expect(handler.messages.contains { $0.contains("SEARCH index.Stop.unique_identifier") && $0.contains("returned 1 in") })
+    }
+}
