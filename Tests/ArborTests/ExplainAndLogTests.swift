@@ -15,9 +15,8 @@ final class CollectingLogHandler: LogHandler, @unchecked Sendable {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        lock.withLock { collected.append(message.description) }
+    func log(event: LogEvent) {
+        lock.withLock { collected.append(event.message.description) }
     }
 }
 

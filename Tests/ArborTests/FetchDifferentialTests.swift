@@ -102,6 +102,23 @@ struct FetchDifferentialTests {
                 let fetched = try context.fetch(request, as: Stop.self).map(\.identifier)
                 let expected = try objects.filter { try predicate.evaluate(with: $0) }.map(\.identifier).sorted()
                 #expect(fetched == expected, "\(format)")
+                // Sorted by name with offset and limit (an index walk that stops early when no
+                // index narrows the predicate).
+                var paged = request
+                let ascending = generator.below(2) == 0
+                paged.sortDescriptors = [ObjectSortDescriptor("name", ascending: ascending)]
+                paged.fetchOffset = generator.below(4)
+                paged.fetchLimit = 1 + generator.below(6)
+                let matching = try objects.filter { try predicate.evaluate(with: $0) }
+                let sorted = matching.sorted { a, b in
+                    if a.name != b.name {
+                        let less = a.name.unicodeScalars.lexicographicallyPrecedes(b.name.unicodeScalars)
+                        return ascending ? less : !less && !a.name.unicodeScalars.elementsEqual(b.name.unicodeScalars)
+                    }
+                    return (a.objectID.isTemporaryID ? 1 : 0, a.objectID.primaryKey) < (b.objectID.isTemporaryID ? 1 : 0, b.objectID.primaryKey)
+                }
+                let window = Array(sorted.dropFirst(paged.fetchOffset).prefix(paged.fetchLimit)).map(\.identifier)
+                #expect(try context.fetch(paged, as: Stop.self).map(\.identifier) == window, "\(format) sorted")
                 if try context.explain(request).first?.plan.hasPrefix("SEARCH") == true { usedIndex += 1 }
             }
             #expect(usedIndex > 10)

@@ -215,3 +215,35 @@ struct PrefetchTests {
         }
     }
 }
+
+@Suite("Sorted fetches with a limit walk an index in order and stop early")
+struct OrderedLimitTests {
+    @Test("top and bottom by an indexed attribute, with a residual predicate, ties included")
+    func orderedLimit() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            for index in 0..<1000 {
+                let stop = makeStop(context, Int64(index))
+                stop.name = "n\(index % 250)"  // four stops per name: ties
+                stop.latitude = Double(index % 7)
+            }
+            try context.save()
+            var request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "latitude == 3"),
+                                       sortDescriptors: [ObjectSortDescriptor("name")])
+            request.fetchLimit = 5
+            let top = try context.fetch(request, as: Stop.self).map(\.identifier)
+            let statistics = try #require(try context.explain(request).first)
+            #expect(statistics.plan.hasPrefix("SEARCH index.Stop.name (ORDER BY name LIMIT 5)"))
+            #expect(statistics.rowsExamined < 100)
+            request.fetchLimit = 0
+            let all = try context.fetch(request, as: Stop.self).map(\.identifier)
+            #expect(top == Array(all.prefix(5)))
+            request.sortDescriptors = [ObjectSortDescriptor("name", ascending: false)]
+            let allDescending = try context.fetch(request, as: Stop.self).map(\.identifier)
+            request.fetchLimit = 7
+            request.fetchOffset = 3
+            #expect(try context.fetch(request, as: Stop.self).map(\.identifier) == Array(allDescending[3..<10]))
+        }
+    }
+}

@@ -89,9 +89,16 @@ extension ManagedObjectContext {
         let pending = request.includesPendingChanges && !changed.isEmpty
         let followsRelationships = request.predicate.map { $0.followsRelationships(info) } ?? false
         let storePredicate = pending && followsRelationships ? request.predicate?.ownColumnConjuncts(info) : request.predicate
+        // A sort on one attribute with a limit can stop early when an index has that order.
+        var ordered: (attribute: String, ascending: Bool, count: Int)?
+        if request.fetchLimit > 0, request.sortDescriptors.count == 1, let sort = request.sortDescriptors.first,
+           sort.options.isEmpty, !sort.keyPath.contains("."), info.attribute(named: sort.keyPath) != nil, !pending,
+           coordinator.persistentStores.filter({ $0.holds(info) }).count == 1 {
+            ordered = (sort.keyPath, sort.ascending, max(request.fetchOffset, 0) + request.fetchLimit)
+        }
         for store in coordinator.persistentStores where store.holds(info) {
             let (rows, stats) = try store.fetchRows(info, predicate: storePredicate, includesSubentities: request.includesSubentities,
-                                                    keyPaths: keyPaths, onProgress: onProgress)
+                                                    keyPaths: keyPaths, ordered: ordered, onProgress: onProgress)
             entries.append(contentsOf: rows)
             statistics.append(stats)
         }

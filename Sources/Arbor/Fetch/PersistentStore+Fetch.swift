@@ -44,9 +44,21 @@ extension PersistentStore {
     /// The rows of `info` (and its sub-entities when asked) that satisfy `predicate`, read in
     /// one snapshot, with the sort keys of `sortDescriptors`.
     /// - Complexity: O(log n + rows examined); a scan when no index covers the predicate.
+    /// With `ordered` (a sort on one attribute and a limit), a predicate no index narrows is
+    /// answered by walking an index on that attribute in sort order, stopping once `count` rows
+    /// matched (and the rows tied with the last one are in).
     func fetchRows(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
+                   ordered: (attribute: String, ascending: Bool, count: Int)? = nil,
                    onProgress: ((Int) throws -> Void)? = nil) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
-        let plan = QueryPlanner.plan(predicate, for: info, store: self)
+        var plan = QueryPlanner.plan(predicate, for: info, store: self)
+        var orderedIndex: (index: EntityInfo.Index, ascending: Bool, count: Int)?
+        if case .scan = plan.access, let ordered, let attribute = info.attribute(named: ordered.attribute),
+           let index = info.indexes.first(where: { $0.slots.first == attribute.slot && !$0.isNormalized && !$0.isForeignKey }) {
+            orderedIndex = (index, ordered.ascending, ordered.count)
+            plan = QueryPlan(entity: info, access: .index(index, [KeyRange.all]),
+                             usedConditions: ["ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)"],
+                             conditionKeys: plan.conditionKeys)
+        }
         // Residual conditions run cheapest first, whatever order they were written in.
         let predicate = predicate?.orderedByCost()
         var examined = 0
@@ -78,8 +90,15 @@ extension PersistentStore {
                 case .index(let index, let ranges):
                     var seen: Set<Int64> = []
                     let rows = try tx.tree(info.rowTree)
+                    // For an ordered walk: the sort column's encoded prefix of the last match.
+                    var lastSortKey: [UInt8]?
                     for range in ranges {
-                        try tx.tree(index.tree).forEach(in: range) { key, value in
+                        try tx.tree(index.tree).forEach(in: range, reverse: orderedIndex?.ascending == false) { key, value in
+                            if let orderedIndex, result.count >= orderedIndex.count {
+                                // Past the limit: stop at the first entry whose sort value differs.
+                                let sortKey = try TupleKey.decode(key).first.map { TupleKey.encode([$0]) }
+                                if sortKey != lastSortKey { return false }
+                            }
                             guard let pk = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
@@ -88,7 +107,11 @@ extension PersistentStore {
                             guard let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }
+                            let before = result.count
                             try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
+                            if orderedIndex != nil, result.count > before {
+                                lastSortKey = try TupleKey.decode(key).first.map { TupleKey.encode([$0]) }
+                            }
                             return true
                         }
                     }
