@@ -1,0 +1,132 @@
+import Arbor
+import ArgumentParser
+import Foundation
+import GRDB
+
+/// `arbor-bench transit`: the scenario of DEVELOPERS.md, Arbor against SQLite (GRDB, the schema
+/// and SQL Core Data would use) on a GTFS feed from `../shared/datasets/gen_transit.py`.
+struct TransitBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transit",
+        abstract: "The transit scenario: import, geo box, SUBQUERY window, prefix search, batched iteration, counts, cold open.",
+        discussion: "Make the data with: python3 ../../shared/datasets/gen_transit.py --out /tmp/transit")
+
+    @Option(help: "The GTFS directory (stops.txt, stop_times.txt).") var data = "/tmp/transit"
+    @Option(name: .customLong("max-stop-times"), help: "Read at most this many stop times.") var maxStopTimes = Int.max
+    @Option(help: "Queries per measurement.") var queries = 200
+    @Option(help: "Directory for the database files.") var directory = NSTemporaryDirectory() + "arbor-bench-transit"
+    @Option(help: "Write the results as JSON to this path.") var json: String?
+
+    func run() throws {
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let feed = try TransitFeed(directory: data, limit: maxStopTimes)
+        let points = QueryPoints(feed: feed, count: queries, seed: 42)
+        print("transit benchmark: \(feed.stops.count) stops, \(feed.stopTimes.count) stop times, \(queries) queries each, in \(directory)")
+        var report = BenchReport()
+        func add(_ name: String, _ arbor: Double, _ sqlite: Double, _ unit: String) {
+            report.results.append(.init(name: name, arbor: arbor, sqlite: sqlite, unit: unit))
+            print(String(format: "  %@: arbor %.3f, sqlite %.3f %@", name, arbor, sqlite, unit))
+        }
+        func latencies(_ name: String, _ arbor: (latencies: [Double], checksum: Int), _ sqlite: (latencies: [Double], checksum: Int)) throws {
+            guard arbor.checksum == sqlite.checksum else { throw BenchError.wrongAnswer("\(name): checksums \(arbor.checksum) vs \(sqlite.checksum)") }
+            add(name + " median", Clock.median(arbor.latencies), Clock.median(sqlite.latencies), "ms")
+            add(name + " p95", Clock.percentile(arbor.latencies, 0.95), Clock.percentile(sqlite.latencies, 0.95), "ms")
+        }
+
+        let arbor = try ArborTransitSide(path: directory + "/transit.arbor", compound: false)
+        let sqlite = try SQLiteTransitSide(path: directory + "/transit.sqlite")
+        let arborImport = try Clock.seconds { try arbor.importFeed(feed) }
+        let sqliteImport = try Clock.seconds { try sqlite.importFeed(feed, compound: false) }
+        add("import (all rows, all indexes)", arborImport, sqliteImport, "s")
+        add("file size", arbor.fileMiB, sqlite.fileMiB, "MiB")
+
+        try latencies("geo box 80 m, limit 200, filled", try arbor.geo(points, meters: 80), try sqlite.geo(points, meters: 80))
+        try latencies("geo box 800 m, limit 200, filled", try arbor.geo(points, meters: 800), try sqlite.geo(points, meters: 800))
+        try latencies("800 m box + SUBQUERY window (FK index)", try arbor.subquery(points), try sqlite.subquery(points))
+        try latencies("name BEGINSWITH[cd] (normalized index vs function)", try arbor.prefix(points, normalizedAttribute: false),
+                      try sqlite.prefix(points, normalizedAttribute: false))
+        try latencies("normalizedName BEGINSWITH (both indexed)", try arbor.prefix(points, normalizedAttribute: true),
+                      try sqlite.prefix(points, normalizedAttribute: true))
+
+        var arborSum = 0, sqliteSum = 0
+        Memory.resetPeak()
+        var before = Memory.residentMiB
+        let arborIterate = try Clock.seconds { arborSum = try arbor.iterate() }
+        let arborGrowth = Memory.peakMiB - before
+        Memory.resetPeak()
+        before = Memory.residentMiB
+        let sqliteIterate = try Clock.seconds { sqliteSum = try sqlite.iterate() }
+        let sqliteGrowth = Memory.peakMiB - before
+        guard arborSum == sqliteSum else { throw BenchError.wrongAnswer("iteration sums \(arborSum) vs \(sqliteSum)") }
+        add("iterate all stop times, batches of 50", arborIterate, sqliteIterate, "s")
+        add("iterate: peak memory growth", max(arborGrowth, 0.01), max(sqliteGrowth, 0.01), "MiB")
+
+        var arborCount = 0, sqliteCount = 0
+        let arborCounts = try Clock.seconds { arborCount = try arbor.countPerStop() }
+        let sqliteCounts = try Clock.seconds { sqliteCount = try sqlite.countPerStop() }
+        guard arborCount == sqliteCount else { throw BenchError.wrongAnswer("counts \(arborCount) vs \(sqliteCount)") }
+        add("count of stop times per stop (group by)", arborCounts * 1000, sqliteCounts * 1000, "ms")
+
+        let point = points.points[0]
+        let arborOpen = try TransitOpen.spawn(engine: "arbor", path: arbor.path, point: point)
+        let sqliteOpen = try TransitOpen.spawn(engine: "sqlite", path: sqlite.path, point: point)
+        add("open + first geo fetch, fresh process", arborOpen, sqliteOpen, "ms")
+
+        // The same SUBQUERY with a compound (stop, departureTime) index on both sides.
+        let arborCompound = try ArborTransitSide(path: directory + "/transit-compound.arbor", compound: true)
+        let sqliteCompound = try SQLiteTransitSide(path: directory + "/transit-compound.sqlite")
+        try arborCompound.importFeed(feed)
+        try sqliteCompound.importFeed(feed, compound: true)
+        try latencies("800 m box + SUBQUERY window (stop, departure index)", try arborCompound.subquery(points),
+                      try sqliteCompound.subquery(points))
+
+        print()
+        report.printTable()
+        if let json { try report.write(json: json) }
+    }
+}
+
+/// Hidden: opens a store and runs one geo fetch in this (fresh) process; prints milliseconds.
+struct TransitOpen: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "transit-open", shouldDisplay: false)
+    @Option var engine: String
+    @Option var path: String
+    @Option var latitude: Double
+    @Option var longitude: Double
+
+    func run() throws {
+        let points = QueryPoints(points: [(latitude, longitude)])
+        let elapsed = try Clock.seconds {
+            if engine == "arbor" {
+                _ = try ArborTransitSide(path: path, compound: false).geo(points, meters: 800)
+            } else {
+                _ = try SQLiteTransitSide(path: path).geo(points, meters: 800)
+            }
+        }
+        print(elapsed * 1000)
+    }
+
+    static func spawn(engine: String, path: String, point: (latitude: Double, longitude: Double)) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["transit-open", "--engine", engine, "--path", path, "--latitude", "\(point.latitude)", "--longitude", "\(point.longitude)"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        process.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard process.terminationStatus == 0, let value = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BenchError.wrongAnswer("transit-open \(engine) failed: \(output)")
+        }
+        return value
+    }
+}
+
+extension QueryPoints {
+    init(points: [(latitude: Double, longitude: Double)]) {
+        self.points = points
+        windows = points.map { _ in 28800 }
+        prefixes = points.map { _ in "" }
+    }
+}

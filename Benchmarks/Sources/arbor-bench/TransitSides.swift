@@ -1,0 +1,305 @@
+import Arbor
+import Foundation
+import GRDB
+
+final class TransitStop: ManagedObject {
+    @Attribute("identifier") var identifier: Int64
+    @Attribute("name") var name: String
+    @Attribute("normalizedName") var normalizedName: String
+    @Attribute("latitude") var latitude: Double
+    @Attribute("longitude") var longitude: Double
+}
+
+final class TransitStopTime: ManagedObject {
+    @Attribute("arrivalTime") var arrivalTime: Date
+    @Attribute("departureTime") var departureTime: Date
+    @Attribute("pickupType") var pickupType: Int16
+    @Attribute("dropOffType") var dropOffType: Int16
+    @Relationship("stop") var stop: TransitStop?
+}
+
+/// The transit store through Arbor's public API: the model of DEVELOPERS.md.
+struct ArborTransitSide {
+    let path: String
+    let container: PersistentContainer
+
+    static func model(compoundStopDeparture: Bool) throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription("Stop", class: TransitStop.self,
+                              attributes: [AttributeDescription("identifier", .int64, indexed: true), AttributeDescription("name", .string),
+                                           AttributeDescription("normalizedName", .string, indexed: true),
+                                           AttributeDescription("latitude", .double), AttributeDescription("longitude", .double)],
+                              relationships: [.toMany("stopTimes", "StopTime", inverse: "stop", ordered: true, deleteRule: .cascade)],
+                              indexes: [IndexDescription(["longitude", "latitude"]), IndexDescription(["name"], normalized: true)]),
+            EntityDescription("StopTime", class: TransitStopTime.self,
+                              attributes: [AttributeDescription("arrivalTime", .date), AttributeDescription("departureTime", .date),
+                                           AttributeDescription("pickupType", .int16, defaultValue: .int(0)),
+                                           AttributeDescription("dropOffType", .int16, defaultValue: .int(0))],
+                              relationships: [.toOne("stop", "Stop", inverse: "stopTimes", optional: false)],
+                              indexes: compoundStopDeparture ? [IndexDescription(["stop", "departureTime"])] : []),
+        ])
+    }
+
+    init(path: String, compound: Bool) throws {
+        self.path = path
+        var options = PersistentStore.Options()
+        options.durability = .deferredMetaSync  // as SQLite's synchronous=NORMAL in WAL mode
+        container = try PersistentContainer(name: "transit", model: try Self.model(compoundStopDeparture: compound),
+                                            url: URL(fileURLWithPath: path), options: options)
+    }
+
+    var fileMiB: Double { ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.doubleValue ?? 0) / 1_048_576 }
+
+    func importFeed(_ feed: TransitFeed, batch: Int = 10_000) throws {
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            var stops: [TransitStop] = []
+            for stop in feed.stops {
+                let object = TransitStop(context: context)
+                object.identifier = stop.identifier
+                object.name = stop.name
+                object.normalizedName = QueryPoints.fold(stop.name)
+                object.latitude = stop.latitude
+                object.longitude = stop.longitude
+                stops.append(object)
+            }
+            try context.save()
+            let ids = stops.map(\.objectID)
+            stops = []
+            context.reset()
+            for (index, time) in feed.stopTimes.enumerated() {
+                let object = TransitStopTime(context: context)
+                object.arrivalTime = Date(timeIntervalSince1970: Double(time.arrival))
+                object.departureTime = Date(timeIntervalSince1970: Double(time.departure))
+                object.pickupType = Int16(time.pickup)
+                object.dropOffType = Int16(time.dropOff)
+                object.stop = context.object(with: ids[Int(time.stop)]) as? TransitStop
+                if (index + 1) % batch == 0 {
+                    try context.save()
+                    context.reset()
+                }
+            }
+            try context.save()
+        }
+    }
+
+    /// Runs `body` for each query on one context; returns per-query latencies (ms) and a checksum.
+    func measure(_ count: Int, _ body: (ManagedObjectContext, Int) throws -> Int) throws -> (latencies: [Double], checksum: Int) {
+        let context = container.newBackgroundContext()
+        return try context.performAndWait {
+            var latencies: [Double] = []
+            var checksum = 0
+            for index in 0..<count {
+                var found = 0
+                latencies.append(try Clock.seconds { found = try body(context, index) } * 1000)
+                checksum += found
+                context.reset()
+            }
+            return (latencies, checksum)
+        }
+    }
+
+    static func boxPredicate(_ box: (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)) throws -> ObjectPredicate {
+        try ObjectPredicate(format: "longitude BETWEEN %@ AND latitude BETWEEN %@", [box.minLon, box.maxLon], [box.minLat, box.maxLat])
+    }
+
+    func geo(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int) {
+        try measure(points.points.count) { context, index in
+            var request = FetchRequest(entityName: "Stop", predicate: try Self.boxPredicate(QueryPoints.box(points.points[index], meters: meters)))
+            request.fetchLimit = 200
+            request.returnsObjectsAsFaults = false
+            return try context.fetch(request, as: TransitStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
+        }
+    }
+
+    func subquery(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
+        try measure(points.points.count) { context, index in
+            let start = Date(timeIntervalSince1970: Double(points.windows[index]))
+            let box = try Self.boxPredicate(QueryPoints.box(points.points[index], meters: 800))
+            let window = try ObjectPredicate(format: "SUBQUERY(stopTimes, $x, $x.departureTime >= %@ AND $x.departureTime <= %@).@count != 0",
+                                             start, start.addingTimeInterval(1200))
+            var request = FetchRequest(entityName: "Stop", predicate: .and([box, window]))
+            request.fetchLimit = 200
+            request.returnsObjectsAsFaults = false
+            return try context.fetch(request, as: TransitStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
+        }
+    }
+
+    func prefix(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {
+        try measure(points.prefixes.count) { context, index in
+            let predicate = normalizedAttribute ? try ObjectPredicate(format: "normalizedName BEGINSWITH %@", points.prefixes[index])
+                                                : try ObjectPredicate(format: "name BEGINSWITH[cd] %@", points.prefixes[index])
+            var request = FetchRequest(entityName: "Stop", predicate: predicate)
+            request.returnsObjectsAsFaults = false
+            return try context.fetch(request, as: TransitStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
+        }
+    }
+
+    /// Every stop time through batched results of 50; returns the sum of departures (s).
+    func iterate() throws -> Int {
+        let context = container.newBackgroundContext()
+        return try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime")
+            request.fetchBatchSize = 50
+            var sum = 0
+            for time in try context.fetchResults(request, as: TransitStopTime.self) { sum += Int(time.departureTime.timeIntervalSince1970) }
+            return sum
+        }
+    }
+
+    /// Stop times per stop, as a Core Data user writes it: dictionary results grouped by stop.
+    func countPerStop() throws -> Int {
+        let context = container.newBackgroundContext()
+        return try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime")
+            request.propertiesToGroupBy = ["stop"]
+            request.propertiesToFetch = [.key("stop"), .expression("count", .count, of: "SELF")]
+            return try context.fetchDictionaries(request).reduce(0) { $0 + (($1["count"] as? Int64).map(Int.init) ?? 0) }
+        }
+    }
+}
+
+/// The same data in SQLite through GRDB, with the schema Core Data would create.
+struct SQLiteTransitSide {
+    let path: String
+    let pool: DatabasePool
+    static let referenceDate = 978_307_200.0
+
+    init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA cache_size = -65536")
+            // Core Data evaluates [cd] string operators with a function it registers in SQLite.
+            db.add(function: DatabaseFunction("ARBOR_BEGINSWITH_CD", argumentCount: 2, pure: true) { values in
+                guard let text = String.fromDatabaseValue(values[0]), let prefix = String.fromDatabaseValue(values[1]) else { return false }
+                return QueryPoints.fold(text).hasPrefix(prefix)
+            })
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    var fileMiB: Double {
+        try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        return ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.doubleValue ?? 0) / 1_048_576
+    }
+
+    func importFeed(_ feed: TransitFeed, batch: Int = 10_000, compound: Bool) throws {
+        try pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE ZSTOP (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZIDENTIFIER INTEGER, ZNAME VARCHAR,
+                                    ZNORMALIZEDNAME VARCHAR, ZLATITUDE FLOAT, ZLONGITUDE FLOAT);
+                CREATE INDEX ZSTOP_ZIDENTIFIER_INDEX ON ZSTOP (ZIDENTIFIER);
+                CREATE INDEX ZSTOP_ZNORMALIZEDNAME_INDEX ON ZSTOP (ZNORMALIZEDNAME);
+                CREATE INDEX ZSTOP_GEO ON ZSTOP (ZLONGITUDE, ZLATITUDE);
+                CREATE TABLE ZSTOPTIME (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPICKUPTYPE INTEGER, ZDROPOFFTYPE INTEGER,
+                                        ZSTOP INTEGER, Z_FOK_STOP INTEGER, ZARRIVALTIME TIMESTAMP, ZDEPARTURETIME TIMESTAMP);
+                CREATE INDEX ZSTOPTIME_ZSTOP_INDEX ON ZSTOPTIME (ZSTOP);
+                """)
+            if compound { try db.execute(sql: "CREATE INDEX ZSTOPTIME_STOP_DEPARTURE ON ZSTOPTIME (ZSTOP, ZDEPARTURETIME)") }
+            let statement = try db.makeStatement(sql: """
+                INSERT INTO ZSTOP (Z_PK, Z_ENT, Z_OPT, ZIDENTIFIER, ZNAME, ZNORMALIZEDNAME, ZLATITUDE, ZLONGITUDE) VALUES (?, 1, 1, ?, ?, ?, ?, ?)
+                """)
+            for (index, stop) in feed.stops.enumerated() {
+                statement.setUncheckedArguments([index + 1, stop.identifier, stop.name, QueryPoints.fold(stop.name), stop.latitude, stop.longitude])
+                try statement.execute()
+            }
+        }
+        var order = [Int](repeating: 0, count: feed.stops.count)
+        var start = 0
+        while start < feed.stopTimes.count {
+            let end = min(start + batch, feed.stopTimes.count)
+            try pool.write { db in
+                let statement = try db.makeStatement(sql: """
+                    INSERT INTO ZSTOPTIME (Z_PK, Z_ENT, Z_OPT, ZPICKUPTYPE, ZDROPOFFTYPE, ZSTOP, Z_FOK_STOP, ZARRIVALTIME, ZDEPARTURETIME)
+                    VALUES (?, 2, 1, ?, ?, ?, ?, ?, ?)
+                    """)
+                for index in start..<end {
+                    let time = feed.stopTimes[index]
+                    order[Int(time.stop)] += 1
+                    statement.setUncheckedArguments([index + 1, Int(time.pickup), Int(time.dropOff), Int(time.stop) + 1, order[Int(time.stop)],
+                                                     Double(time.arrival) - Self.referenceDate, Double(time.departure) - Self.referenceDate])
+                    try statement.execute()
+                }
+            }
+            start = end
+        }
+    }
+
+    func measure(_ count: Int, sql: String, _ arguments: (Int) -> StatementArguments) throws -> (latencies: [Double], checksum: Int) {
+        try pool.read { db in
+            let statement = try db.makeStatement(sql: sql)
+            var latencies: [Double] = []
+            var checksum = 0
+            for index in 0..<count {
+                var found = 0
+                latencies.append(try Clock.seconds {
+                    // Whole rows, as Core Data fetches objects that are not faults.
+                    let rows = try Row.fetchAll(statement, arguments: arguments(index))
+                    found = rows.reduce(0) { $0 + Int(($1["ZIDENTIFIER"] as Int64? ?? 0) % 1000) }
+                } * 1000)
+                checksum += found
+            }
+            return (latencies, checksum)
+        }
+    }
+
+    static let boxSQL = "ZLONGITUDE BETWEEN ? AND ? AND ZLATITUDE BETWEEN ? AND ?"
+
+    func geo(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int) {
+        try measure(points.points.count, sql: "SELECT * FROM ZSTOP WHERE \(Self.boxSQL) LIMIT 200") { index in
+            let box = QueryPoints.box(points.points[index], meters: meters)
+            return [box.minLon, box.maxLon, box.minLat, box.maxLat]
+        }
+    }
+
+    func subquery(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
+        // The SQL Core Data generates for SUBQUERY(…).@count != 0.
+        let sql = """
+            SELECT * FROM ZSTOP t0 WHERE \(Self.boxSQL) AND (SELECT COUNT(t1.Z_PK) FROM ZSTOPTIME t1
+                WHERE (t0.Z_PK = t1.ZSTOP AND (t1.ZDEPARTURETIME >= ? AND t1.ZDEPARTURETIME <= ?))) <> 0 LIMIT 200
+            """
+        return try measure(points.points.count, sql: sql) { index in
+            let box = QueryPoints.box(points.points[index], meters: 800)
+            let start = Double(points.windows[index]) - Self.referenceDate
+            return [box.minLon, box.maxLon, box.minLat, box.maxLat, start, start + 1200]
+        }
+    }
+
+    func prefix(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {
+        if normalizedAttribute {
+            return try measure(points.prefixes.count, sql: "SELECT * FROM ZSTOP WHERE ZNORMALIZEDNAME >= ? AND ZNORMALIZEDNAME < ?") { index in
+                [points.prefixes[index], points.prefixes[index] + "\u{10FFFF}"]
+            }
+        }
+        return try measure(points.prefixes.count, sql: "SELECT * FROM ZSTOP WHERE ARBOR_BEGINSWITH_CD(ZNAME, ?)") { index in
+            [points.prefixes[index]]
+        }
+    }
+
+    /// Every stop time in batches of 50, as Core Data's batch faulting does: all IDs first, then
+    /// each batch's rows by `Z_PK IN (…)`.
+    func iterate() throws -> Int {
+        try pool.read { db in
+            let ids = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM ZSTOPTIME")
+            var sum = 0
+            var start = 0
+            while start < ids.count {
+                let end = min(start + 50, ids.count)
+                let list = ids[start..<end].map(String.init).joined(separator: ",")
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM ZSTOPTIME WHERE Z_PK IN (\(list))") {
+                    sum += Int((row["ZDEPARTURETIME"] as Double? ?? 0) + Self.referenceDate)
+                }
+                start = end
+            }
+            return sum
+        }
+    }
+
+    func countPerStop() throws -> Int {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT ZSTOP, COUNT(Z_PK) AS n FROM ZSTOPTIME GROUP BY ZSTOP").reduce(0) { $0 + ($1["n"] as Int? ?? 0) }
+        }
+    }
+}
