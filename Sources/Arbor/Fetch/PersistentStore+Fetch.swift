@@ -56,7 +56,7 @@ extension PersistentStore {
            let index = info.indexes.first(where: { $0.slots.first == attribute.slot && !$0.isNormalized && !$0.isForeignKey }) {
             orderedIndex = (index, ordered.ascending, ordered.count)
             plan = QueryPlan(entity: info, access: .index(index, [KeyRange.all]),
-                             usedConditions: ["ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)"],
+                             usedConditions: [.text("ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)")],
                              conditionKeys: plan.conditionKeys)
         }
         // Residual conditions run cheapest first, whatever order they were written in.

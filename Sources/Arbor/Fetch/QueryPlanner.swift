@@ -12,8 +12,8 @@ struct QueryPlan: CustomStringConvertible {
 
     let entity: EntityInfo
     let access: Access
-    /// What the index ranges come from, for `description`.
-    let usedConditions: [String]
+    /// What the index ranges come from, for `description` (formatted only when asked).
+    let usedConditions: [ConditionLabel]
     /// Properties that conditions of the predicate could bound, in predicate order (for hints).
     var conditionKeys: [String] = []
 
@@ -21,7 +21,21 @@ struct QueryPlan: CustomStringConvertible {
         switch access {
         case .scan: return "SCAN \(entity.rowTree)"
         case .index(let index, let ranges):
-            return "SEARCH \(index.tree) (\(usedConditions.joined(separator: " AND ")))" + (ranges.count > 1 ? " × \(ranges.count) ranges" : "")
+            return "SEARCH \(index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
+                + (ranges.count > 1 ? " × \(ranges.count) ranges" : "")
+        }
+    }
+}
+
+/// The source of an index bound, formatted only for `explain` and logs.
+enum ConditionLabel: CustomStringConvertible {
+    case predicate(ObjectPredicate)
+    case text(String)
+
+    var description: String {
+        switch self {
+        case .predicate(let predicate): return PredicateFormatter.format(predicate)
+        case .text(let text): return text
         }
     }
 }
@@ -42,13 +56,13 @@ enum QueryPlanner {
 
     static func plan(_ predicate: ObjectPredicate?, for info: EntityInfo, store: PersistentStore) -> QueryPlan {
         guard let predicate else { return QueryPlan(entity: info, access: .scan, usedConditions: []) }
-        var conditions: [Int: [(Condition, String)]] = [:]
+        var conditions: [Int: [(Condition, ConditionLabel)]] = [:]
         for conjunct in conjuncts(predicate) {
             guard case .comparison(let comparison) = conjunct,
                   let (slot, condition) = condition(comparison, info: info, store: store) else { continue }
-            conditions[slot, default: []].append((condition, PredicateFormatter.format(conjunct)))
+            conditions[slot, default: []].append((condition, .predicate(conjunct)))
         }
-        var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [String])?
+        var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [ConditionLabel])?
         for index in info.indexes {
             guard let (score, ranges, used) = ranges(for: index, conditions) else { continue }
             if score > (best?.score ?? 0) { best = (score, index, ranges, used) }
@@ -179,15 +193,15 @@ enum QueryPlanner {
 
     /// Key ranges of `index` that cover the rows meeting `conditions`, with a score (higher is
     /// more selective); nil when the index's first column has no condition.
-    static func ranges(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, String)]]) -> (Int, [KeyRange], [String])? {
+    static func ranges(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]]) -> (Int, [KeyRange], [ConditionLabel])? {
         var prefixes: [[TupleValue]] = [[]]
         var score = 0
-        var used: [String] = []
+        var used: [ConditionLabel] = []
         for slot in index.slots {
             guard let all = conditions[slot] else { break }
             // A normalized index serves folded conditions on its string columns (and raw ones
             // on other columns); a plain index serves raw conditions only.
-            let options: [(Condition, String)] = all.compactMap { condition, text in
+            let options: [(Condition, ConditionLabel)] = all.compactMap { condition, text in
                 switch condition {
                 case .foldedEqual(let value): return index.isNormalized ? (.equal(.string(value)), text) : nil
                 case .foldedPrefix(let value): return index.isNormalized ? (.prefix(value), text) : nil

@@ -17,11 +17,11 @@ extension RowSubject: MemberProbing {
               let inverse = destination.relationship(named: relationship.description.inverse) else { return nil }
         guard let index = destination.indexes.first(where: { $0.slots.count >= 2 && $0.slots[0] == inverse.slot && !$0.isForeignKey })
         else { return nil }
-        var conditions: [Int: [(QueryPlanner.Condition, String)]] = [inverse.slot: [(.equal(.int64(subjectID.primaryKey)), "owner")]]
+        var conditions: [Int: [(QueryPlanner.Condition, ConditionLabel)]] = [inverse.slot: [(.equal(.int64(subjectID.primaryKey)), .text("owner"))]]
         for conjunct in QueryPlanner.conjuncts(predicate) {
             guard case .comparison(let comparison) = conjunct,
                   let (slot, condition) = QueryPlanner.condition(comparison, info: destination, store: store) else { continue }
-            conditions[slot, default: []].append((condition, ""))
+            conditions[slot, default: []].append((condition, .text("")))
         }
         guard let (_, ranges, used) = QueryPlanner.ranges(for: index, conditions), used.count > 1 else { return nil }
         var evaluator = PredicateEvaluator(resolver: RowResolver(store: store, tx: tx))
