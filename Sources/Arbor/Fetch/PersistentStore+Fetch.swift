@@ -104,6 +104,15 @@ extension PersistentStore {
                             }
                             let matchesEntity = includesSubentities ? info.descendantCodes.contains(code) : code == info.code
                             guard matchesEntity, seen.insert(pk).inserted else { return true }
+                            if !plan.keyFilters.isEmpty {
+                                // Conditions the key answers: skip the row read when one fails.
+                                let components = try TupleKey.decode(key)
+                                for filter in plan.keyFilters where filter.position < components.count
+                                    && !QueryPlanner.matches(components[filter.position], filter.condition) {
+                                    examined += 1
+                                    return true
+                                }
+                            }
                             guard let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }

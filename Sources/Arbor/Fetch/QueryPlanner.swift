@@ -16,6 +16,9 @@ struct QueryPlan: CustomStringConvertible {
     let usedConditions: [ConditionLabel]
     /// Properties that conditions of the predicate could bound, in predicate order (for hints).
     var conditionKeys: [String] = []
+    /// Conditions checked on each index entry's key before its row is read (position in the
+    /// key → condition): a geo box's latitude filtered inside the (longitude, latitude) index.
+    var keyFilters: [(position: Int, condition: QueryPlanner.Condition)] = []
 
     var description: String {
         switch access {
@@ -81,7 +84,48 @@ enum QueryPlanner {
         }
         let keys = equalities + ranges.filter { !equalities.contains($0) }.prefix(1)
         guard let best else { return QueryPlan(entity: info, access: .scan, usedConditions: [], conditionKeys: keys) }
-        return QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used, conditionKeys: keys)
+        var plan = QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used, conditionKeys: keys)
+        plan.keyFilters = keyFilters(for: best.index, conditions)
+        return plan
+    }
+
+    /// The conditions an index entry's key can answer by itself.
+    static func keyFilters(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]]) -> [(position: Int, condition: Condition)] {
+        var filters: [(position: Int, condition: Condition)] = []
+        for (position, slot) in index.slots.enumerated() {
+            for (condition, _) in conditions[slot] ?? [] {
+                switch condition {
+                case .foldedEqual(let value) where index.isNormalized: filters.append((position, .equal(.string(value))))
+                case .foldedPrefix(let value) where index.isNormalized: filters.append((position, .prefix(value)))
+                case .foldedEqual, .foldedPrefix: continue
+                default: if !index.isNormalized { filters.append((position, condition)) }
+                }
+            }
+        }
+        return filters
+    }
+
+    /// Whether a key component meets a condition (tuple order is the index order).
+    static func matches(_ value: TupleValue, _ condition: Condition) -> Bool {
+        switch condition {
+        case .equal(let expected): return TupleKey.compare(value, expected) == 0
+        case .oneOf(let values): return values.contains { TupleKey.compare(value, $0) == 0 }
+        case .range(let lower, let upper):
+            if isNull(value) { return false }
+            if let (bound, inclusive) = lower {
+                let order = TupleKey.compare(value, bound)
+                if order < 0 || (order == 0 && !inclusive) { return false }
+            }
+            if let (bound, inclusive) = upper {
+                let order = TupleKey.compare(value, bound)
+                if order > 0 || (order == 0 && !inclusive) { return false }
+            }
+            return true
+        case .prefix(let prefix):
+            guard case .string(let text) = value else { return false }
+            return text.utf8.starts(with: prefix.utf8)
+        case .foldedEqual, .foldedPrefix: return true
+        }
     }
 
     static func conjuncts(_ predicate: ObjectPredicate) -> [ObjectPredicate] {
