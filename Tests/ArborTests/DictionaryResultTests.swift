@@ -54,6 +54,26 @@ struct DictionaryResultTests {
         }
     }
 
+    @Test("counts per stop from the foreign-key index equal the grouped scan")
+    func countsFromForeignKey() throws {
+        let stack = try TestStack()
+        let stops = try Self.seed(stack)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime")
+            request.propertiesToGroupBy = ["stop"]
+            request.propertiesToFetch = [.key("stop"), .expression("n", .count, of: "SELF")]
+            stack.store.resetStatistics()
+            let fast = try context.fetchDictionaries(request)
+            #expect(stack.store.statistics.rowsRead == 0)  // index entries only
+            request.sortDescriptors = [ObjectSortDescriptor("stop.identifier")]
+            let scanned = try context.fetchDictionaries(request)
+            #expect(fast.map { $0["stop"] as? ObjectID } == stops.map { Optional($0) })
+            #expect(fast.map { $0["n"] as? Int64 } == scanned.map { $0["n"] as? Int64 })
+            #expect(fast.map { $0["n"] as? Int64 } == [1, 2, 3, 4])
+        }
+    }
+
     @Test("plain properties, distinct values, aggregates over everything")
     func propertiesAndDistinct() throws {
         let stack = try TestStack()

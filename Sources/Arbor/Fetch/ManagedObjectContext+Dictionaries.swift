@@ -22,6 +22,7 @@ extension ManagedObjectContext {
                 throw ObjectPredicateError.unsupported("\(property.keyPath) must be in propertiesToGroupBy or be an aggregate")
             }
         }
+        if let counted = try countsThroughForeignKey(request, info: info, properties: properties) { return counted }
         let valuePaths = properties.filter { $0.keyPath != "SELF" }.map(\.keyPath)
         let extra = request.propertiesToGroupBy + valuePaths
         var unpaged = request
@@ -99,6 +100,36 @@ extension ManagedObjectContext {
         if request.returnsDistinctResults && (grouping || aggregating) {
             var seen: Set<String> = []
             dictionaries = dictionaries.filter { seen.insert($0.keys.sorted().map { "\($0)=\(String(describing: $0))" }.joined()).inserted }
+        }
+        let start = min(max(request.fetchOffset, 0), dictionaries.count)
+        var end = dictionaries.count
+        if request.fetchLimit > 0 { end = min(end, start + request.fetchLimit) }
+        return Array(dictionaries[start..<end])
+    }
+
+    /// Objects per to-one target (`propertiesToGroupBy = ["stop"]` with counts) answered from
+    /// the foreign-key index alone, without reading a row: when there is no predicate, no
+    /// having, no sort other than by the group key, and no unsaved change.
+    private func countsThroughForeignKey(_ request: FetchRequest, info: EntityInfo, properties: [FetchProperty]) throws -> [[String: Any]]? {
+        guard request.predicate == nil, request.havingPredicate == nil, request.propertiesToGroupBy.count == 1,
+              request.sortDescriptors.isEmpty, changed.isEmpty, request.includesSubentities,
+              let relationship = info.relationship(named: request.propertiesToGroupBy[0]), relationship.kind == .toOne,
+              let tree = relationship.foreignKeyTree,
+              properties.allSatisfy({ ($0.function == nil && $0.keyPath == relationship.description.name)
+                  || ($0.function == .count && ($0.keyPath == "SELF" || $0.keyPath == relationship.description.name)) }),
+              let coordinator = persistentStoreCoordinator, let model,
+              let destination = model.info(named: relationship.destinationName)
+        else { return nil }
+        var dictionaries: [[String: Any]] = []
+        for store in coordinator.persistentStores where store.holds(info) {
+            for (owner, count) in try store.countByOwner(tree: tree, entity: info) {
+                var dictionary: [String: Any] = [:]
+                for property in properties {
+                    dictionary[property.name] = property.function == nil
+                        ? ObjectID(info: destination, store: store.identifier, key: owner) as Any : Int64(count) as Any
+                }
+                dictionaries.append(dictionary)
+            }
         }
         let start = min(max(request.fetchOffset, 0), dictionaries.count)
         var end = dictionaries.count

@@ -132,6 +132,29 @@ extension PersistentStore {
                                         suggestion: FetchStatistics.suggestion(for: plan, examined: examined, matched: result.count)))
     }
 
+    /// Entries per owner key in a foreign-key tree, in owner order, counting only rows of
+    /// `entity` (or its sub-entities). Reads index entries only.
+    func countByOwner(tree: String, entity: EntityInfo) throws -> [(owner: Int64, count: Int)] {
+        do {
+            return try database.view { tx in
+                var result: [(owner: Int64, count: Int)] = []
+                try tx.tree(tree).forEachUnsafe { key, value in
+                    // The key starts with the owner: tag 0x23 and 8 big-endian bytes.
+                    guard key.count >= 9, key[0] == 0x23, value.count == 2 else {
+                        throw StoreError.corruptRow(location: tree, detail: "malformed foreign-key entry")
+                    }
+                    guard entity.descendantCodes.contains(UInt16(value[0]) | UInt16(value[1]) << 8) else { return true }
+                    var bits: UInt64 = 0
+                    for index in 1..<9 { bits = bits << 8 | UInt64(key[index]) }
+                    let owner = Int64(bitPattern: bits ^ (1 << 63))
+                    if result.last?.owner == owner { result[result.count - 1].count += 1 } else { result.append((owner, 1)) }
+                    return true
+                }
+                return result
+            }
+        } catch { throw storeError(error, path: path) }
+    }
+
     /// The number of rows in `info`'s hierarchy: an upper bound on what a fetch can examine.
     /// - Complexity: O(1) (the catalog keeps each tree's count).
     func estimatedCount(_ info: EntityInfo) throws -> Int {
