@@ -85,6 +85,19 @@ struct FetchTests {
             #expect(try context.fetch(request, as: Stop.self).map(\.name) == Array(repeating: "STRASSE", count: 4))
             #expect(try context.explain(request).first?.plan.hasPrefix("SEARCH index.Stop.folded_name") == true)
 
+            // Stop 3; stops 4, 14, 24, 34 ("Zoologischer Garten"); stops 32…39 (longitude 13.04): 34 twice.
+            request.predicate = try ObjectPredicate(format: "identifier == 3 OR name BEGINSWITH 'Zoo' OR longitude > 13.035")
+            let union = try #require(try context.explain(request).first)
+            #expect(union.plan.hasPrefix("MULTI-INDEX OR: SEARCH index.Stop.unique_identifier"))
+            #expect(union.rowsMatched == 1 + 4 + 8 - 1)
+            #expect(union.rowsExamined == union.rowsMatched)
+            // A row the first branch's key filter rejects is still found by the second branch.
+            request.predicate = try ObjectPredicate(
+                format: "(longitude BETWEEN {13.0, 13.02} AND latitude >= 52.05) OR (identifier == 2 AND latitude < 52.04)")
+            #expect(try context.fetch(request, as: Stop.self).map(\.identifier).contains(2))
+            request.predicate = try ObjectPredicate(format: "identifier == 3 OR latitude > 52.05")
+            #expect(try context.explain(request).first?.plan == "SCAN rows.Stop")
+
             request.predicate = try ObjectPredicate(format: "identifier IN {3, 7, 999}")
             let points = try #require(try context.explain(request).first)
             #expect(points.plan.contains("SEARCH index.Stop.unique_identifier"))

@@ -33,6 +33,8 @@ public struct FetchStatistics: Equatable, Sendable {
                 return "scanned \(examined) rows for \(matched); no condition compares a column of \(plan.entity.name) with a constant, so no index can narrow it"
             }
             return "scanned \(examined) rows for \(matched); an index on \(plan.entity.name)(\(plan.conditionKeys.joined(separator: ", "))) would help"
+        case .union:
+            return nil
         case .index(let index, _):
             guard Array(index.properties.prefix(plan.conditionKeys.count)) != plan.conditionKeys else { return nil }
             return "\(index.tree) narrowed to \(examined) rows for \(matched); an index on \(plan.entity.name)(\(plan.conditionKeys.joined(separator: ", "))) would help"
@@ -89,6 +91,18 @@ extension PersistentStore {
                     }
                 case .index(let index, let ranges):
                     var seen: Set<Int64> = []
+                    try walk(index, ranges, plan.keyFilters, &seen)
+                case .union(let branches):
+                    var seen: Set<Int64> = []
+                    for branch in branches {
+                        guard case .index(let index, let ranges) = branch.access else { continue }
+                        try walk(index, ranges, branch.keyFilters, &seen)
+                    }
+                }
+
+                /// Reads the rows behind the entries of `ranges` of `index` (each once).
+                func walk(_ index: EntityInfo.Index, _ ranges: [KeyRange], _ keyFilters: [(position: Int, condition: QueryPlanner.Condition)],
+                          _ seen: inout Set<Int64>) throws {
                     let rows = try tx.tree(info.rowTree)
                     // For an ordered walk: the sort column's encoded prefix of the last match.
                     var lastSortKey: [UInt8]?
@@ -103,16 +117,18 @@ extension PersistentStore {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             let matchesEntity = includesSubentities ? info.descendantCodes.contains(code) : code == info.code
-                            guard matchesEntity, seen.insert(pk).inserted else { return true }
-                            if !plan.keyFilters.isEmpty {
-                                // Conditions the key answers: skip the row read when one fails.
+                            guard matchesEntity, !seen.contains(pk) else { return true }
+                            if !keyFilters.isEmpty {
+                                // Conditions the key answers: skip the row read when one fails
+                                // (another branch of a union may still find the row).
                                 let components = try TupleKey.decode(key)
-                                for filter in plan.keyFilters where filter.position < components.count
+                                for filter in keyFilters where filter.position < components.count
                                     && !QueryPlanner.matches(components[filter.position], filter.condition) {
                                     examined += 1
                                     return true
                                 }
                             }
+                            seen.insert(pk)
                             guard let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }

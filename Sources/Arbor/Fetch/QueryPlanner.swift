@@ -8,6 +8,8 @@ struct QueryPlan: CustomStringConvertible {
     enum Access {
         case scan
         case index(EntityInfo.Index, [KeyRange])
+        /// An OR whose every branch has an index: the union of their searches.
+        case union([QueryPlan])
     }
 
     let entity: EntityInfo
@@ -23,6 +25,8 @@ struct QueryPlan: CustomStringConvertible {
     var description: String {
         switch access {
         case .scan: return "SCAN \(entity.rowTree)"
+        case .union(let branches):
+            return "MULTI-INDEX OR: " + branches.map(\.description).joined(separator: " ∪ ")
         case .index(let index, let ranges):
             return "SEARCH \(index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
                 + (ranges.count > 1 ? " × \(ranges.count) ranges" : "")
@@ -83,7 +87,17 @@ enum QueryPlanner {
             }
         }
         let keys = equalities + ranges.filter { !equalities.contains($0) }.prefix(1)
-        guard let best else { return QueryPlan(entity: info, access: .scan, usedConditions: [], conditionKeys: keys) }
+        guard let best else {
+            // No index for the whole: an OR among the conjuncts whose every branch has one is a
+            // union of index searches (rows found twice are read once).
+            for case .or(let branches) in conjuncts(predicate) {
+                let plans = branches.map { QueryPlanner.plan($0, for: info, store: store) }
+                if plans.allSatisfy({ if case .index = $0.access { return true } else { return false } }) {
+                    return QueryPlan(entity: info, access: .union(plans), usedConditions: [], conditionKeys: keys)
+                }
+            }
+            return QueryPlan(entity: info, access: .scan, usedConditions: [], conditionKeys: keys)
+        }
         var plan = QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used, conditionKeys: keys)
         plan.keyFilters = keyFilters(for: best.index, conditions)
         return plan
