@@ -21,14 +21,7 @@ struct ObjectsBenchmark: ParsableCommand {
     @Option(help: "Repeat everything this many times and report per-row medians.") var runs = 1
 
     func run() throws {
-        var all: [BenchReport] = []
-        for run in 1...max(1, runs) {
-            if runs > 1 { print("run \(run) of \(runs)") }
-            all.append(try measureOnce())
-        }
-        let report = BenchReport.median(of: all)
-        report.printTable()
-        if let json { try report.write(json: json) }
+        try BenchReport.run(times: runs, json: json, measureOnce)
     }
 
     func measureOnce() throws -> BenchReport {

@@ -21,6 +21,18 @@ struct BenchResult: Codable {
 struct BenchReport: Codable {
     var results: [BenchResult] = []
 
+    /// Measures `times` times, prints the per-row medians and writes them to `json` if given.
+    static func run(times: Int, json: String?, _ measureOnce: () throws -> BenchReport) throws {
+        var all: [BenchReport] = []
+        for run in 1...max(1, times) {
+            if times > 1 { print("run \(run) of \(times)") }
+            all.append(try measureOnce())
+        }
+        let report = median(of: all)
+        report.printTable()
+        if let json { try report.write(json: json) }
+    }
+
     /// Per-row medians of several runs (same rows in the same order).
     static func median(of reports: [BenchReport]) -> BenchReport {
         guard let first = reports.first else { return BenchReport() }

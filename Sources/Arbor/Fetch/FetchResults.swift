@@ -160,12 +160,10 @@ extension PersistentStore {
             try database.view { tx in
                 try tx.tree(info.rowTree).forEachUnsafe { key, value in
                     // Row keys are the 9-byte tuple of an int64; the entity code is at bytes 9…10.
-                    guard key.count == 9, key[0] == 0x23, value.count >= 11, value[0] == RowCodec.formatByte else {
+                    guard key.count == 9, let pk = IndexKeys.int64Component(key, at: 0), value.count >= 11,
+                          value[0] == RowCodec.formatByte else {
                         throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key or header")
                     }
-                    var bits: UInt64 = 0
-                    for index in 1..<9 { bits = bits << 8 | UInt64(key[index]) }
-                    let pk = Int64(bitPattern: bits ^ (1 << 63))
                     let code = UInt16(value[9]) | UInt16(value[10]) << 8
                     let matches = includesSubentities ? info.descendantCodes.contains(code) : code == info.code
                     if matches { try body(pk, code) }

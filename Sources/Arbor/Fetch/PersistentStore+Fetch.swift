@@ -155,14 +155,11 @@ extension PersistentStore {
             return try database.view { tx in
                 var result: [(owner: Int64, count: Int)] = []
                 try tx.tree(tree).forEachUnsafe { key, value in
-                    // The key starts with the owner: tag 0x23 and 8 big-endian bytes.
-                    guard key.count >= 9, key[0] == 0x23, value.count == 2 else {
+                    // The key starts with the owner's key.
+                    guard let owner = IndexKeys.int64Component(key, at: 0), let code = IndexKeys.code(from: value) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed foreign-key entry")
                     }
-                    guard entity.descendantCodes.contains(UInt16(value[0]) | UInt16(value[1]) << 8) else { return true }
-                    var bits: UInt64 = 0
-                    for index in 1..<9 { bits = bits << 8 | UInt64(key[index]) }
-                    let owner = Int64(bitPattern: bits ^ (1 << 63))
+                    guard entity.descendantCodes.contains(code) else { return true }
                     if result.last?.owner == owner { result[result.count - 1].count += 1 } else { result.append((owner, 1)) }
                     return true
                 }

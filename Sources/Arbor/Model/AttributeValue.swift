@@ -47,17 +47,8 @@ public enum AttributeValue: Hashable, Sendable, CustomStringConvertible {
         let converted: AttributeValue?
         switch type {
         case .int16, .int32, .int64:
-            switch value {
-            case let v as Int: converted = .int(Int64(v))
-            case let v as Int64: converted = .int(v)
-            case let v as Int32: converted = .int(Int64(v))
-            case let v as Int16: converted = .int(Int64(v))
-            case let v as Int8: converted = .int(Int64(v))
-            case let v as UInt8: converted = .int(Int64(v))
-            case let v as UInt16: converted = .int(Int64(v))
-            case let v as UInt32: converted = .int(Int64(v))
-            default: converted = nil
-            }
+            // Any integer type whose value fits 64 bits (the width check follows below).
+            converted = (value as? any BinaryInteger).flatMap { Int64(exactly: $0) }.map(AttributeValue.int)
         case .double:
             switch value {
             case let v as Double: converted = .double(v)

@@ -52,7 +52,8 @@ final class EntityInfo: Sendable {
         /// Foreign-key index of an ordered relationship: the order column follows the key.
         let orderSlot: Int?
         /// The automatic index of a to-one relationship: rows with a nil reference have no entry.
-        var isForeignKey: Bool { tree.hasPrefix("fk.") }
+        /// Stored, not derived from the tree name: it is read for every index of every row written.
+        var isForeignKey = false
     }
 
     let name: String

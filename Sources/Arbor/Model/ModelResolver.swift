@@ -62,7 +62,7 @@ struct ModelResolver {
             var nextToMany = parent?.toManyCount ?? 0
 
             for attribute in entity.attributes {
-                guard ModelManagedNames.isValid(attribute.name) else { throw ModelError.invalidName(entity: name, name: attribute.name) }
+                guard ManagedObjectModel.isValidName(attribute.name) else { throw ModelError.invalidName(entity: name, name: attribute.name) }
                 guard names.insert(attribute.name).inserted else { throw ModelError.duplicateProperty(entity: name, property: attribute.name) }
                 if let value = attribute.defaultValue, !value.fits(attribute.type) {
                     throw ModelError.invalidDefault(entity: name, attribute: attribute.name,
@@ -73,7 +73,7 @@ struct ModelResolver {
             }
             var ownToOne: [EntityInfo.Relationship] = []
             for relationship in entity.relationships {
-                guard ModelManagedNames.isValid(relationship.name) else { throw ModelError.invalidName(entity: name, name: relationship.name) }
+                guard ManagedObjectModel.isValidName(relationship.name) else { throw ModelError.invalidName(entity: name, name: relationship.name) }
                 guard names.insert(relationship.name).inserted else { throw ModelError.duplicateProperty(entity: name, property: relationship.name) }
                 let resolvedRelationship = try resolveRelationship(relationship, of: name, column: &nextColumn, toMany: &nextToMany)
                 relationships.append(resolvedRelationship)
@@ -118,7 +118,8 @@ struct ModelResolver {
                 guard let tree = relationship.foreignKeyTree else { continue }
                 let resolvedOrder = relationships.first { $0.description.name == relationship.description.name }?.orderSlot
                 indexes.append(EntityInfo.Index(name: relationship.description.name, tree: tree, slots: [relationship.slot],
-                                                properties: [relationship.description.name], isUnique: false, orderSlot: resolvedOrder))
+                                                properties: [relationship.description.name], isUnique: false, orderSlot: resolvedOrder,
+                                                isForeignKey: true))
             }
             let descendants = descendants(of: name)
             resolved[name] = EntityInfo(
@@ -176,8 +177,4 @@ struct ModelResolver {
                 destinationCodes: descendants(of: relationship.destination), joinTree: tree,
             joinSide: mine <= theirs ? 0 : 1, foreignKeyTree: nil)
     }
-}
-
-enum ModelManagedNames {
-    static func isValid(_ name: String) -> Bool { ManagedObjectModel.isValidName(name) }
 }

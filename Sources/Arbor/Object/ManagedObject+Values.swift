@@ -47,13 +47,13 @@ extension ManagedObject {
             if relationship.kind == .toOne {
                 if value == nil {
                     context.setToOne(self, relationship, nil)
-                } else if let target = value as? ManagedObject, relationship.accepts(target, in: info) {
+                } else if let target = value as? ManagedObject, relationship.accepts(target) {
                     context.setToOne(self, relationship, target)
                 } else {
                     context.pendingFailures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key,
                                                                      kind: .invalidValue("expected a \(relationship.destinationName) or nil")))
                 }
-            } else if let members = value as? [ManagedObject], members.allSatisfy({ relationship.accepts($0, in: info) }) {
+            } else if let members = value as? [ManagedObject], members.allSatisfy({ relationship.accepts($0) }) {
                 context.setMembers(self, relationship, members)
             } else {
                 context.pendingFailures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key,
@@ -94,7 +94,7 @@ extension ManagedObject {
 
     private func toManyRelationship(_ key: String, _ member: ManagedObject) -> EntityInfo.Relationship? {
         guard let relationship = info.relationship(named: key), relationship.kind != .toOne,
-              relationship.accepts(member, in: info) else {
+              relationship.accepts(member) else {
             managedObjectContext?.pendingFailures.append(ValidationFailure(
                 objectID: objectID, entity: info.name, key: key, kind: .invalidValue("not a to-many relationship to \(member.entityName)")))
             return nil
@@ -165,7 +165,7 @@ extension ManagedObject {
 extension EntityInfo.Relationship {
     /// Whether `object` can be a target of this relationship (its entity is the destination or
     /// a sub-entity of it).
-    func accepts(_ object: ManagedObject, in owner: EntityInfo) -> Bool {
+    func accepts(_ object: ManagedObject) -> Bool {
         destinationCodes.contains(object.info.code)
     }
 }

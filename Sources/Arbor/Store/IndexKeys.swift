@@ -75,24 +75,29 @@ enum IndexKeys {
 
     static func codeValue(_ code: UInt16) -> [UInt8] { [UInt8(code & 0xFF), UInt8(code >> 8)] }
 
-    static func code(from value: [UInt8]) -> UInt16? {
+    /// The entity code stored as an index or join entry's value.
+    static func code<Bytes: RandomAccessCollection>(from value: Bytes) -> UInt16? where Bytes.Element == UInt8, Bytes.Index == Int {
         guard value.count == 2 else { return nil }
-        return UInt16(value[0]) | UInt16(value[1]) << 8
+        return UInt16(value[value.startIndex]) | UInt16(value[value.startIndex + 1]) << 8
     }
 
-    /// The last component of a tuple key (the member or row key) as an Int64.
-    static func trailingKey(_ key: [UInt8]) -> Int64? {
-        guard let last = try? TupleKey.decode(key).last, case .int64(let value) = last else { return nil }
-        return value
+    /// The int64 tuple component (tag 0x23, 8 big-endian bytes, sign bit flipped) starting at
+    /// `offset`; nil when the bytes there are not one. Reads 9 bytes, decodes nothing else.
+    static func int64Component<Bytes: RandomAccessCollection>(_ key: Bytes, at offset: Int) -> Int64?
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        let start = key.startIndex + offset
+        guard offset >= 0, start + 9 <= key.endIndex, key[start] == 0x23 else { return nil }
+        var bits: UInt64 = 0
+        for index in (start + 1)..<(start + 9) { bits = bits << 8 | UInt64(key[index]) }
+        return Int64(bitPattern: bits ^ (1 << 63))
     }
+
+    /// The last component of a row, index, foreign-key or join key (the row or member key):
+    /// every such key ends with an int64.
+    static func trailingKey(_ key: [UInt8]) -> Int64? { int64Component(key, at: key.count - 9) }
 
     /// The second-to-last component (the order) of an ordered foreign-key or join entry.
-    static func orderComponent(_ key: [UInt8]) -> Int64? {
-        guard let values = try? TupleKey.decode(key), values.count >= 2, case .int64(let value) = values[values.count - 2] else {
-            return nil
-        }
-        return value
-    }
+    static func orderComponent(_ key: [UInt8]) -> Int64? { int64Component(key, at: key.count - 18) }
 
     /// Spacing between order keys of appended members, leaving room for inserts between them.
     static let orderStep: Int64 = 1 << 16

@@ -126,10 +126,10 @@ final class SaveWriter {
     }
 
     /// The permanent ID of `id`; records a failure for a temporary ID not inserted by this save.
-    private func resolve(_ id: ObjectID, from owner: ObjectID, key: String) -> ObjectID? {
+    private func resolve(_ id: ObjectID, from owner: ObjectID, key: @autoclosure () -> String) -> ObjectID? {
         if !id.isTemporaryID { return id }
         if let assigned = permanent[id] { return assigned }
-        failures.append(ValidationFailure(objectID: owner, entity: owner.entityName, key: key, kind: .danglingReference(id)))
+        failures.append(ValidationFailure(objectID: owner, entity: owner.entityName, key: key(), kind: .danglingReference(id)))
         return nil
     }
 
@@ -140,8 +140,9 @@ final class SaveWriter {
             switch column {
             case .value(let value): result[slot] = .value(value)
             case .reference(let target):
-                let key = info.relationships.first { $0.slot == slot && $0.kind == .toOne }?.description.name ?? "#\(slot)"
-                if let resolved = resolve(target, from: id, key: key) {
+                // The relationship's name is looked up only to report a dangling reference.
+                if let resolved = resolve(target, from: id,
+                                          key: info.relationships.first { $0.slot == slot && $0.kind == .toOne }?.description.name ?? "#\(slot)") {
                     result[slot] = .reference(code: resolved.info.code, key: resolved.primaryKey)
                 }
             }

@@ -114,14 +114,13 @@ public final class PersistentStore: Sendable {
 
     func readRow(_ tx: Transaction, _ id: ObjectID) throws -> StoredRow? {
         guard let bytes = try tx.tree(id.info.rowTree).get(IndexKeys.rowKey(id.primaryKey)) else { return nil }
-        let row = try RowCodec.decode(bytes, context: "\(id.info.rowTree)/\(id.primaryKey)")
-        guard id.info.includes(model.infosByCode[row.entityCode] ?? id.info), model.infosByCode[row.entityCode] != nil else {
-            throw StoreError.corruptRow(location: "\(id.info.rowTree)/\(id.primaryKey)",
-                                        detail: "entity code \(row.entityCode) is not \(id.info.name) or a sub-entity")
+        let location = "\(id.info.rowTree)/\(id.primaryKey)"
+        let row = try RowCodec.decode(bytes, context: location)
+        guard let info = model.infosByCode[row.entityCode], id.info.includes(info) else {
+            throw StoreError.corruptRow(location: location, detail: "entity code \(row.entityCode) is not \(id.info.name) or a sub-entity")
         }
-        guard let info = model.infosByCode[row.entityCode], row.columns.count == info.columnCount else {
-            throw StoreError.corruptRow(location: "\(id.info.rowTree)/\(id.primaryKey)",
-                                        detail: "\(row.columns.count) columns where the entity has \(id.info.columnCount)")
+        guard row.columns.count == info.columnCount else {
+            throw StoreError.corruptRow(location: location, detail: "\(row.columns.count) columns where \(info.name) has \(info.columnCount)")
         }
         return row
     }
