@@ -246,3 +246,52 @@ public enum TupleKey {
         }
     }
 }
+
+// MARK: Reading components in place
+
+extension TupleKey {
+    /// The byte range of component `position` (0-based) of the encoded key `key`, without
+    /// decoding or copying anything; nil when the key has fewer components or is malformed.
+    /// Used to test an index entry's column against encoded bounds with `memcmp`.
+    /// - Complexity: O(bytes before the end of the component).
+    public static func componentRange(in key: UnsafeRawBufferPointer, at position: Int) -> Range<Int>? {
+        var start = 0
+        var index = 0
+        while start < key.count {
+            guard let end = componentEnd(in: key, from: start) else { return nil }
+            if index == position { return start..<end }
+            index += 1
+            start = end
+        }
+        return nil
+    }
+
+    /// The end of the component that starts at `start`; nil when it runs past the key or its
+    /// tag is unknown.
+    static func componentEnd(in key: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        let flip: UInt8 = key[start] >= 0x80 ? 0xFF : 0
+        let size: Int
+        switch key[start] ^ flip {
+        case 0x05, 0x10, 0x11: size = 1
+        case 0x20, 0x24: size = 2
+        case 0x21, 0x25: size = 3
+        case 0x22, 0x26, 0x30: size = 5
+        case 0x23, 0x27, 0x31, 0x38: size = 9
+        case 0x60: size = 17
+        case 0x40, 0x50:
+            // Escaped bytes end at 0x00 0x01 (0x00 0xFF is an escaped zero).
+            var index = start + 1
+            while index + 1 < key.count {
+                if key[index] ^ flip == 0 {
+                    if key[index + 1] ^ flip == terminator { return index + 2 }
+                    index += 2
+                } else {
+                    index += 1
+                }
+            }
+            return nil
+        default: return nil
+        }
+        return start + size <= key.count ? start + size : nil
+    }
+}

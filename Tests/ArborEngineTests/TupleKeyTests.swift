@@ -72,6 +72,28 @@ struct TupleKeyTests {
         }
     }
 
+    @Test("componentRange finds each component's bytes in place, and rejects truncated keys")
+    func componentRanges() {
+        var g = SplitMix64(seed: 9)
+        for _ in 0..<5_000 {
+            let tuple = Self.randomTuple(&g)
+            let key = TupleKey.encode(tuple)
+            key.withUnsafeBytes { raw in
+                for (position, component) in tuple.enumerated() {
+                    let expected = TupleKey.encode([component])
+                    let range = TupleKey.componentRange(in: raw, at: position)
+                    #expect(range.map { Array(key[$0]) } == expected, "\(tuple) at \(position)")
+                }
+                #expect(TupleKey.componentRange(in: raw, at: tuple.count) == nil)
+                if !key.isEmpty, let last = tuple.indices.last {
+                    // Cutting the last byte leaves the last component unreadable.
+                    let cut = UnsafeRawBufferPointer(rebasing: raw[0..<(key.count - 1)])
+                    #expect(TupleKey.componentRange(in: cut, at: last) == nil)
+                }
+            }
+        }
+    }
+
     @Test("documented double order: -inf < negatives < -0 < +0 < positives < +inf < NaN")
     func doubleOrder() {
         let ordered: [Double] = [-.infinity, -5, -Double.leastNonzeroMagnitude, -0.0, 0.0, Double.leastNonzeroMagnitude, 5, .infinity, .nan]

@@ -99,13 +99,26 @@ struct ArborTransitSide {
         }
     }
 
-    static func boxPredicate(_ box: (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)) throws -> ObjectPredicate {
-        try ObjectPredicate(format: "longitude BETWEEN %@ AND latitude BETWEEN %@", [box.minLon, box.maxLon], [box.minLat, box.maxLat])
+    // Predicates are parsed once and filled per query, as an app does with a template
+    // (NSPredicate's `withSubstitutionVariables`); SQLite's side likewise prepares its statement once.
+    static let boxTemplate = try? ObjectPredicate(format: "longitude BETWEEN {$minLon, $maxLon} AND latitude BETWEEN {$minLat, $maxLat}")
+    static let windowTemplate = try? ObjectPredicate(format: "SUBQUERY(stopTimes, $x, $x.departureTime >= $start AND $x.departureTime <= $end).@count != 0")
+    static let prefixTemplate = try? ObjectPredicate(format: "name BEGINSWITH[cd] $prefix")
+    static let normalizedTemplate = try? ObjectPredicate(format: "normalizedName BEGINSWITH $prefix")
+
+    static func template(_ template: ObjectPredicate?, _ values: [String: AttributeValue]) throws -> ObjectPredicate {
+        guard let template else { throw BenchError.wrongAnswer("a predicate template does not parse") }
+        return template.withSubstitutionVariables(values)
+    }
+
+    static func box(_ box: (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)) throws -> ObjectPredicate {
+        try template(boxTemplate, ["minLon": .double(box.minLon), "maxLon": .double(box.maxLon),
+                                   "minLat": .double(box.minLat), "maxLat": .double(box.maxLat)])
     }
 
     func geo(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.points.count) { context, index in
-            var request = FetchRequest(entityName: "Stop", predicate: try Self.boxPredicate(QueryPoints.box(points.points[index], meters: meters)))
+            var request = FetchRequest(entityName: "Stop", predicate: try Self.box(QueryPoints.box(points.points[index], meters: meters)))
             request.fetchLimit = 200
             request.returnsObjectsAsFaults = false
             return try context.fetch(request, as: TransitStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
@@ -115,9 +128,8 @@ struct ArborTransitSide {
     func subquery(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.points.count) { context, index in
             let start = Date(timeIntervalSince1970: Double(points.windows[index]))
-            let box = try Self.boxPredicate(QueryPoints.box(points.points[index], meters: 800))
-            let window = try ObjectPredicate(format: "SUBQUERY(stopTimes, $x, $x.departureTime >= %@ AND $x.departureTime <= %@).@count != 0",
-                                             start, start.addingTimeInterval(1200))
+            let box = try Self.box(QueryPoints.box(points.points[index], meters: 800))
+            let window = try Self.template(Self.windowTemplate, ["start": .date(start), "end": .date(start.addingTimeInterval(1200))])
             var request = FetchRequest(entityName: "Stop", predicate: .and([box, window]))
             request.fetchLimit = 200
             request.returnsObjectsAsFaults = false
@@ -127,8 +139,8 @@ struct ArborTransitSide {
 
     func prefix(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.prefixes.count) { context, index in
-            let predicate = normalizedAttribute ? try ObjectPredicate(format: "normalizedName BEGINSWITH %@", points.prefixes[index])
-                                                : try ObjectPredicate(format: "name BEGINSWITH[cd] %@", points.prefixes[index])
+            let predicate = try Self.template(normalizedAttribute ? Self.normalizedTemplate : Self.prefixTemplate,
+                                              ["prefix": .string(points.prefixes[index])])
             var request = FetchRequest(entityName: "Stop", predicate: predicate)
             request.returnsObjectsAsFaults = false
             return try context.fetch(request, as: TransitStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }

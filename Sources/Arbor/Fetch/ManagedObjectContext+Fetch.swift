@@ -96,9 +96,15 @@ extension ManagedObjectContext {
            coordinator.persistentStores.filter({ $0.holds(info) }).count == 1 {
             ordered = (sort.keyPath, sort.ascending, max(request.fetchOffset, 0) + request.fetchLimit)
         }
-        for store in coordinator.persistentStores where store.holds(info) {
+        let stores = coordinator.persistentStores.filter { $0.holds(info) }
+        // Without a sort, one store's walk can stop at offset + limit rows.
+        var limit: Int?
+        if request.fetchLimit > 0, request.sortDescriptors.isEmpty, !pending, stores.count == 1 {
+            limit = max(request.fetchOffset, 0) + request.fetchLimit
+        }
+        for store in stores {
             let (rows, stats) = try store.fetchRows(info, predicate: storePredicate, includesSubentities: request.includesSubentities,
-                                                    keyPaths: keyPaths, ordered: ordered, onProgress: onProgress)
+                                                    keyPaths: keyPaths, ordered: ordered, limit: limit, onProgress: onProgress)
             entries.append(contentsOf: rows)
             statistics.append(stats)
         }

@@ -48,9 +48,10 @@ extension PersistentStore {
     /// - Complexity: O(log n + rows examined); a scan when no index covers the predicate.
     /// With `ordered` (a sort on one attribute and a limit), a predicate no index narrows is
     /// answered by walking an index on that attribute in sort order, stopping once `count` rows
-    /// matched (and the rows tied with the last one are in).
+    /// matched (and the rows tied with the last one are in). With `limit` (no sort), the walk
+    /// stops once that many rows matched.
     func fetchRows(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
-                   ordered: (attribute: String, ascending: Bool, count: Int)? = nil,
+                   ordered: (attribute: String, ascending: Bool, count: Int)? = nil, limit: Int? = nil,
                    onProgress: ((Int) throws -> Void)? = nil) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
         var plan = QueryPlanner.plan(predicate, for: info, store: self)
         var orderedIndex: (index: EntityInfo.Index, ascending: Bool, count: Int)?
@@ -62,7 +63,11 @@ extension PersistentStore {
                              conditionKeys: plan.conditionKeys)
         }
         // Residual conditions run cheapest first, whatever order they were written in.
-        let predicate = predicate?.orderedByCost()
+        let residual: ObjectPredicate?
+        switch plan.residual {
+        case .whole: residual = predicate?.orderedByCost()
+        case .part(let rest): residual = rest?.orderedByCost()
+        }
         var examined = 0
         var result: [FetchedRow] = []
         do {
@@ -76,24 +81,27 @@ extension PersistentStore {
                     guard matchesEntity, let concrete = model.infosByCode[row.entityCode] else { return }
                     let id = ObjectID(info: concrete, store: identifier, key: key)
                     let subject = RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)
-                    if let predicate, try !evaluator.evaluate(predicate, subject) { return }
+                    if let residual, try !evaluator.evaluate(residual, subject) { return }
                     let values = try keyPaths.map { try evaluator.follow($0, from: .object(id), start: subject) }
                     result.append(FetchedRow(id: id, row: row, values: values))
                 }
                 switch plan.access {
                 case .scan:
-                    try tx.tree(info.rowTree).forEach { key, value in
-                        guard let pk = IndexKeys.trailingKey(key) else {
+                    try tx.tree(info.rowTree).forEachUnsafe { key, value in
+                        if let limit, result.count >= limit { return false }
+                        guard let pk = IndexKeys.int64Component(key, at: key.count - 9) else {
                             throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key")
                         }
-                        try consider(pk, try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)"))
+                        try consider(pk, try RowCodec.decode(Array(value), context: "\(info.rowTree)/\(pk)"))
                         return true
                     }
                 case .index(let index, let ranges):
-                    var seen: Set<Int64> = []
+                    // Ranges of one index are disjoint: an entry is met once, unless a row has
+                    // several entries (a to-many key path's index is never planned).
+                    var seen: Set<Int64>? = ranges.count > 1 ? [] : nil
                     try walk(index, ranges, plan.keyFilters, &seen)
                 case .union(let branches):
-                    var seen: Set<Int64> = []
+                    var seen: Set<Int64>? = []
                     for branch in branches {
                         guard case .index(let index, let ranges) = branch.access else { continue }
                         try walk(index, ranges, branch.keyFilters, &seen)
@@ -101,41 +109,38 @@ extension PersistentStore {
                 }
 
                 /// Reads the rows behind the entries of `ranges` of `index` (each once).
-                func walk(_ index: EntityInfo.Index, _ ranges: [KeyRange], _ keyFilters: [(position: Int, condition: QueryPlanner.Condition)],
-                          _ seen: inout Set<Int64>) throws {
+                func walk(_ index: EntityInfo.Index, _ ranges: [KeyRange], _ keyFilters: [KeyFilter], _ seen: inout Set<Int64>?) throws {
                     let rows = try tx.tree(info.rowTree)
-                    // For an ordered walk: the sort column's encoded prefix of the last match.
+                    let indexTree = try tx.tree(index.tree)
+                    // For an ordered walk: the sort column's encoded bytes in the last match.
                     var lastSortKey: [UInt8]?
                     for range in ranges {
-                        try tx.tree(index.tree).forEach(in: range, reverse: orderedIndex?.ascending == false) { key, value in
+                        try indexTree.forEachUnsafe(in: range, reverse: orderedIndex?.ascending == false) { key, value in
                             if let orderedIndex, result.count >= orderedIndex.count {
                                 // Past the limit: stop at the first entry whose sort value differs.
-                                let sortKey = try TupleKey.decode(key).first.map { TupleKey.encode([$0]) }
-                                if sortKey != lastSortKey { return false }
+                                if TupleKey.componentRange(in: key, at: 0).map({ Array(key[$0]) }) != lastSortKey { return false }
+                            } else if let limit, result.count >= limit {
+                                return false
                             }
-                            guard let pk = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value) else {
+                            guard let pk = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             let matchesEntity = includesSubentities ? info.descendantCodes.contains(code) : code == info.code
-                            guard matchesEntity, !seen.contains(pk) else { return true }
-                            if !keyFilters.isEmpty {
-                                // Conditions the key answers: skip the row read when one fails
-                                // (another branch of a union may still find the row).
-                                let components = try TupleKey.decode(key)
-                                for filter in keyFilters where filter.position < components.count
-                                    && !QueryPlanner.matches(components[filter.position], filter.condition) {
-                                    examined += 1
-                                    return true
-                                }
+                            guard matchesEntity else { return true }
+                            // Conditions the key answers: skip the row read when one fails
+                            // (another branch of a union may still find the row).
+                            for filter in keyFilters where try !filter.matches(key) {
+                                examined += 1
+                                return true
                             }
-                            seen.insert(pk)
+                            if seen != nil, seen?.insert(pk).inserted == false { return true }
                             guard let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }
                             let before = result.count
                             try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
                             if orderedIndex != nil, result.count > before {
-                                lastSortKey = try TupleKey.decode(key).first.map { TupleKey.encode([$0]) }
+                                lastSortKey = TupleKey.componentRange(in: key, at: 0).map { Array(key[$0]) }
                             }
                             return true
                         }

@@ -20,7 +20,15 @@ struct QueryPlan: CustomStringConvertible {
     var conditionKeys: [String] = []
     /// Conditions checked on each index entry's key before its row is read (position in the
     /// key → condition): a geo box's latitude filtered inside the (longitude, latitude) index.
-    var keyFilters: [(position: Int, condition: QueryPlanner.Condition)] = []
+    var keyFilters: [KeyFilter] = []
+    /// What must still be evaluated on each row read: the whole predicate, or what is left
+    /// after the conjuncts the index range and key filters answer exactly.
+    var residual: Residual = .whole
+
+    enum Residual {
+        case whole
+        case part(ObjectPredicate?)
+    }
 
     var description: String {
         switch access {
@@ -100,19 +108,53 @@ enum QueryPlanner {
         }
         var plan = QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used, conditionKeys: keys)
         plan.keyFilters = keyFilters(for: best.index, conditions)
+        if !best.index.isNormalized {
+            let rest = conjuncts(predicate).filter { !isAnsweredExactly($0, by: best.index, info: info, store: store) }
+            plan.residual = .part(rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest)))
+        }
         return plan
     }
 
+    /// Whether every entry that passes the range and key filters of `index` meets `conjunct`,
+    /// so rows need not evaluate it: a comparison of a numeric, date or bool column of the
+    /// index with constants of the column's own kind (where tuple order and predicate order
+    /// agree exactly; strings keep their residual check, as Unicode order differs from bytes).
+    static func isAnsweredExactly(_ conjunct: ObjectPredicate, by index: EntityInfo.Index, info: EntityInfo, store: PersistentStore) -> Bool {
+        guard case .comparison(let comparison) = conjunct, comparison.options.isEmpty,
+              let (slot, condition) = condition(comparison, info: info, store: store), index.slots.contains(slot),
+              let attribute = info.attribute(named: keyName(comparison) ?? "") else { return false }
+        switch condition {
+        case .equal, .oneOf, .range: break
+        default: return false
+        }
+        func exact(_ expression: PredicateExpression) -> Bool {
+            switch (expression, attribute.description.type) {
+            case (.constant(.int), .int16), (.constant(.int), .int32), (.constant(.int), .int64): return true
+            case (.constant(.double(let v)), .double): return !v.isNaN
+            case (.constant(.int(let v)), .double): return v.magnitude <= 1 << 53
+            case (.constant(.date), .date), (.constant(.bool), .bool): return true
+            case (.list(let items), _): return !items.isEmpty && items.allSatisfy(exact)
+            default: return false
+            }
+        }
+        return isKeyPath(comparison.left) ? exact(comparison.right) : exact(comparison.left)
+    }
+
+    static func keyName(_ comparison: Comparison) -> String? {
+        for case .keyPath(let path) in [comparison.left, comparison.right] where path.count == 1 { return path[0] }
+        return nil
+    }
+
     /// The conditions an index entry's key can answer by itself.
-    static func keyFilters(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]]) -> [(position: Int, condition: Condition)] {
-        var filters: [(position: Int, condition: Condition)] = []
+    static func keyFilters(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]]) -> [KeyFilter] {
+        var filters: [KeyFilter] = []
         for (position, slot) in index.slots.enumerated() {
             for (condition, _) in conditions[slot] ?? [] {
                 switch condition {
-                case .foldedEqual(let value) where index.isNormalized: filters.append((position, .equal(.string(value))))
-                case .foldedPrefix(let value) where index.isNormalized: filters.append((position, .prefix(value)))
+                case .foldedEqual(let value) where index.isNormalized: filters.append(KeyFilter(position: position, condition: .equal(.string(value))))
+                case .foldedPrefix(let value) where index.isNormalized: filters.append(KeyFilter(position: position, condition: .prefix(value)))
                 case .foldedEqual, .foldedPrefix: continue
-                default: if !index.isNormalized { filters.append((position, condition)) }
+                default: if !index.isNormalized { filters.append(KeyFilter(position: position, condition: condition)) }
                 }
             }
         }
@@ -237,12 +279,12 @@ enum QueryPlanner {
             guard let exact = Int64(exactly: v) else { return nil }
             return .int64(exact)
         case (.int(let v), .double), (.int(let v), .float): return .double(Double(v))
-        case (.double(let v), .double), (.double(let v), .float): return v.isNaN ? nil : .double(v)
-        case (.float(let v), .double), (.float(let v), .float): return v.isNaN ? nil : .double(Double(v))
+        case (.double(let v), .double), (.double(let v), .float): return v.isNaN ? nil : .double(v + 0)
+        case (.float(let v), .double), (.float(let v), .float): return v.isNaN ? nil : .double(Double(v) + 0)
         case (.bool(let v), .bool): return .bool(v)
         case (.string(let v), .string): return .string(v)
         case (.url(let v), .url): return .string(v.absoluteString)
-        case (.date(let v), .date): return .date(v.timeIntervalSince1970)
+        case (.date(let v), .date): return .date(v.timeIntervalSince1970 + 0)
         case (.data(let v), .data): return .bytes(Array(v))
         case (.uuid(let v), .uuid): return .uuid(withUnsafeBytes(of: v.uuid) { Array($0) })
         default: return nil
@@ -290,8 +332,9 @@ enum QueryPlanner {
             for (condition, text) in options {
                 switch condition {
                 case .range(let low, let high):
-                    if let low { lower = low; used.append(text) }
-                    if let high { upper = high; used.append(text) }
+                    if let low { lower = low }
+                    if let high { upper = high }
+                    used.append(text)
                 case .prefix(let value):
                     stringPrefix = value
                     used.append(text)

@@ -12,11 +12,12 @@ enum IndexKeys {
             switch value {
             case .null: return .null
             case .int(let v): return .int64(v)
-            case .double(let v): return .double(v)
-            case .float(let v): return .double(Double(v))
+            // + 0 turns -0.0 into +0.0: predicates treat them as equal, so one key serves both.
+            case .double(let v): return .double(v + 0)
+            case .float(let v): return .double(Double(v) + 0)
             case .bool(let v): return .bool(v)
             case .string(let v): return .string(v)
-            case .date(let v): return .date(v.timeIntervalSince1970)
+            case .date(let v): return .date(v.timeIntervalSince1970 + 0)
             case .data(let v): return .bytes(Array(v))
             case .uuid(let v): return .uuid(withUnsafeBytes(of: v.uuid) { Array($0) })
             case .url(let v): return .string(v.absoluteString)

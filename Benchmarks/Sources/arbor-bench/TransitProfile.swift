@@ -1,0 +1,53 @@
+import Arbor
+import ArgumentParser
+import Foundation
+
+/// Hidden: one transit query repeated on an existing (or newly imported) Arbor store, for
+/// profiling with `perf` or `valgrind --tool=callgrind` without the import in the profile.
+struct TransitProfile: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "transit-profile", shouldDisplay: false)
+    @Option var data = "/tmp/transit"
+    @Option var path = NSTemporaryDirectory() + "arbor-profile.arbor"
+    @Option(help: "geo80, geo800, subquery, prefix, normalized, iterate, count, import") var query = "geo80"
+    @Option var repeats = 1000
+    @Option(name: .customLong("max-stop-times")) var maxStopTimes = Int.max
+
+    func run() throws {
+        if query == "import" { try? FileManager.default.removeItem(atPath: path) }
+        let exists = FileManager.default.fileExists(atPath: path)
+        // Queries need only the stops: the stop times are read for an import alone.
+        let feed = try TransitFeed(directory: data, limit: exists ? 1 : maxStopTimes)
+        let side = try ArborTransitSide(path: path, compound: false)
+        if !exists {
+            let seconds = try Clock.seconds { try side.importFeed(feed) }
+            print(String(format: "imported in %.2f s", seconds))
+            if query == "import" { return }
+        }
+        let points = QueryPoints(feed: feed, count: repeats, seed: 42)
+        if query.hasPrefix("geo") {
+            let context = side.container.newBackgroundContext()
+            try context.performAndWait {
+                for index in 0..<3 {
+                    let box = QueryPoints.box(points.points[index], meters: query == "geo80" ? 80 : 800)
+                    let request = FetchRequest(entityName: "Stop", predicate: try ArborTransitSide.box(box))
+                    for statistics in try context.explain(request) {
+                        print("\(statistics.plan): examined \(statistics.rowsExamined), matched \(statistics.rowsMatched)")
+                    }
+                }
+            }
+        }
+        var latencies: [Double] = []
+        switch query {
+        case "geo80": latencies = try side.geo(points, meters: 80).latencies
+        case "geo800": latencies = try side.geo(points, meters: 800).latencies
+        case "subquery": latencies = try side.subquery(points).latencies
+        case "prefix": latencies = try side.prefix(points, normalizedAttribute: false).latencies
+        case "normalized": latencies = try side.prefix(points, normalizedAttribute: true).latencies
+        case "iterate": latencies = [try Clock.seconds { _ = try side.iterate() } * 1000]
+        case "count": latencies = [try Clock.seconds { _ = try side.countPerStop() } * 1000]
+        default: throw ValidationError("unknown query \(query)")
+        }
+        print(String(format: "%@: median %.4f ms, p95 %.4f ms, total %.1f ms", query, Clock.median(latencies),
+                     Clock.percentile(latencies, 0.95), latencies.reduce(0, +)))
+    }
+}
