@@ -1,7 +1,7 @@
 # Arbor — the two commands a newcomer needs: `make demo` and `make test`.
 SHELL := /bin/bash
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := FuzzFileOpen FuzzDecode FuzzOperations FuzzContext FuzzPredicate
+FUZZ_TARGETS := FuzzFileOpen FuzzDecode FuzzOperations FuzzContext FuzzPredicate FuzzGTFS FuzzInspect
 FUZZ_FLAGS := -c release --scratch-path ../.build-fuzz --sanitize=fuzzer \
 	-Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 
@@ -44,8 +44,11 @@ fuzz: deps
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -artifact_prefix=fuzz/crashes/ || exit 1; \
 	done
 
+# The main job: builds the arbor tool in release and runs the demo (a Berlin-sized feed:
+# 12,800 stops and 3,000,000 stop times; DEMO_FLAGS=--small for a quick look).
 demo: deps
-	@echo "The 'arbor demo' command arrives with the CLI (issue 5). For now, 'make test' exercises the engine."
+	swift build -c release --product arbor
+	.build/release/arbor demo $(DEMO_FLAGS)
 
 bench: deps
 	cd Benchmarks && swift run -c release arbor-bench engine

@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "ArborEngine", targets: ["ArborEngine"]),
         .library(name: "Arbor", targets: ["Arbor"]),
+        // The transit scenario on Arbor's public API: model, GTFS import, a feed generator.
+        .library(name: "ArborTransit", targets: ["ArborTransit"]),
         .executable(name: "arbor", targets: ["ArborCLI"]),
         // Reference models, operation decoders and the fault-injecting file, shared by the
         // tests and the fuzz targets (as swift-collections shares `_CollectionsTestSupport`).
@@ -22,9 +24,10 @@ let package = Package(
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]),
         .target(name: "ArborEngine", dependencies: ["CLZ4"]),
         .target(name: "Arbor", dependencies: ["ArborEngine", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "ArborTransit", dependencies: ["Arbor"]),
         .executableTarget(
             name: "ArborCLI",
-            dependencies: ["ArborEngine", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["ArborEngine", "Arbor", "ArborTransit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .target(
             name: "ArborEngineTestSupport", dependencies: ["ArborEngine"],
             path: "Tests/ArborEngineTestSupport"),
@@ -32,12 +35,13 @@ let package = Package(
             name: "ArborEngineTests", dependencies: ["ArborEngine", "ArborEngineTestSupport"],
             resources: [.copy("Regressions")]),
         .target(
-            name: "ArborTestSupport", dependencies: ["Arbor", "ArborEngine", "ArborEngineTestSupport"],
+            name: "ArborTestSupport", dependencies: ["Arbor", "ArborEngine", "ArborEngineTestSupport", "ArborTransit"],
             path: "Tests/ArborTestSupport"),
         .testTarget(name: "ArborTests", dependencies: [
             "Arbor", "ArborEngine", "ArborTestSupport", "ArborEngineTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "ArborCLITests", dependencies: ["ArborCLI", "ArborEngine"]),
+        .testTarget(name: "ArborTransitTests", dependencies: ["ArborTransit", "Arbor", "ArborTestSupport"]),
+        .testTarget(name: "ArborCLITests", dependencies: ["ArborCLI", "ArborEngine", "Arbor", "ArborTransit"]),
     ],
     swiftLanguageModes: [.v6]
 )

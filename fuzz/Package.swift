@@ -15,9 +15,12 @@ let package = Package(
         .executableTarget(name: "FuzzPredicate", dependencies: [
             .product(name: "Arbor", package: "Arbor"), .product(name: "ArborTestSupport", package: "Arbor"),
         ]),
+        .executableTarget(name: "FuzzGTFS", dependencies: [.product(name: "ArborTestSupport", package: "Arbor")]),
+        .executableTarget(name: "FuzzInspect", dependencies: [.product(name: "ArborTestSupport", package: "Arbor")]),
         // Writes the seed corpora (real store files, keys, operation sequences); run once, commit the output.
         .executableTarget(name: "MakeSeeds", dependencies: [
             .product(name: "ArborEngine", package: "Arbor"), .product(name: "ArborEngineTestSupport", package: "Arbor"),
+            .product(name: "Arbor", package: "Arbor"), .product(name: "ArborTransit", package: "Arbor"),
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,7 @@
+import Arbor
 import ArborEngine
 import ArgumentParser
+import Foundation
 
 /// `arbor info FILE`: the file's header facts and its trees.
 struct InfoCommand: ParsableCommand {
@@ -25,6 +27,8 @@ struct InfoCommand: ParsableCommand {
         var fileSize: UInt64
         var compressed: Bool
         var trees: [TreeRow]
+        /// One line per entity when the file holds an object model.
+        var model: [String]?
     }
 
     static func report(_ db: Database) throws -> Report {
@@ -32,7 +36,20 @@ struct InfoCommand: ParsableCommand {
         return Report(
             formatVersion: info.formatVersion, pageSize: info.pageSize, transactionID: info.transactionID,
             pageCount: info.pageCount, freePages: info.freePages, fileSize: info.fileSize, compressed: info.isCompressed,
-            trees: info.trees.map { Report.TreeRow(name: $0.name, entries: $0.info.count, depth: $0.info.depth, root: $0.info.root) })
+            trees: info.trees.map { Report.TreeRow(name: $0.name, entries: $0.info.count, depth: $0.info.depth, root: $0.info.root) },
+            model: try modelSummary(db, info: info))
+    }
+
+    /// The entities of the stored object model, when the file has one.
+    static func modelSummary(_ db: Database, info: DatabaseInfo) throws -> [String]? {
+        guard info.trees.contains(where: { $0.name == "arbor.metadata" }) else { return nil }
+        let schema = try PersistentStore.storedSchema(at: URL(fileURLWithPath: db.path))
+        func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
+        return schema.entities.map { entity in
+            "\(entity.name)\(entity.superentity.map { " : \($0)" } ?? ""): " + [plural(entity.attributes.count, "attribute"),
+                plural(entity.relationships.count, "relationship"), plural(entity.indexes.count, "index")].joined(separator: ", ")
+                .replacingOccurrences(of: "indexs", with: "indexes")
+        }
     }
 
     static func render(_ report: Report) -> String {
@@ -47,6 +64,10 @@ struct InfoCommand: ParsableCommand {
         ]
         for tree in report.trees {
             lines.append("  \(tree.name): \(tree.entries) entries, depth \(tree.depth), root page \(tree.root)")
+        }
+        if let model = report.model {
+            lines.append("model            \(model.count) entit\(model.count == 1 ? "y" : "ies")")
+            for entity in model { lines.append("  " + entity) }
         }
         return lines.joined(separator: "\n")
     }

@@ -6,6 +6,7 @@ import ArborEngine
 public enum FuzzBodies {
     public struct FuzzFinding: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     /// (1) Opens arbitrary bytes as a store file, runs the integrity check and scans every tree.

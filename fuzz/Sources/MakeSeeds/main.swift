@@ -1,5 +1,6 @@
 import ArborEngine
 import ArborEngineTestSupport
+import ArborTransit
 import Foundation
 
 // Writes seed corpora under fuzz/corpus/<Target>/ (run from the repository root).
@@ -72,3 +73,24 @@ for (index, format) in [
 ].enumerated() {
     try write("FuzzPredicate", "predicate-\(index)", Array(format.utf8))
 }
+
+// GTFS files: the quirks real feeds have, and generated ones.
+for (index, text) in [
+    "\u{FEFF} stop_name ,stop_id, stop_lat,stop_lon ,location_type\r\n\"U Görlitzer Bahnhof\",1025a,52.499,13.428,1\r\n\"A, \"\"B\"\"\",2,52.5,13.4,\n",
+    "trip_id,arrival_time,departure_time,stop_id,pickup_type\nT1,08:00:00,08:00:30,1025a,0\r\nT1,25:10:00,,2,\nT2,,,2,3",
+    "stop_id,departure_time\n1,\"08:00:00\n",
+].enumerated() {
+    try write("FuzzGTFS", "feed-\(index)", Array(text.utf8))
+}
+let feedDirectory = URL(fileURLWithPath: NSTemporaryDirectory() + "arbor-seed-feed-\(getpid())")
+try FeedGenerator(stops: 40, stopTimes: 300, seed: 5).write(to: feedDirectory)
+try write("FuzzGTFS", "generated-stops", Array(try Data(contentsOf: feedDirectory.appendingPathComponent("stops.txt")).prefix(3000)))
+try write("FuzzGTFS", "generated-stop-times", Array(try Data(contentsOf: feedDirectory.appendingPathComponent("stop_times.txt")).prefix(3000)))
+
+// Store files with an object model, for the inspection paths (schema, dump).
+let transitStore = feedDirectory.appendingPathComponent("transit.arbor")
+_ = try GTFSImporter.importFeed(from: feedDirectory, into: transitStore)
+try write("FuzzInspect", "transit", Array(try Data(contentsOf: transitStore)))
+try write("FuzzInspect", "engine-store", Array(try Data(contentsOf: URL(fileURLWithPath: root + "/FuzzFileOpen/store-2"))))
+try? FileManager.default.removeItem(at: feedDirectory)
+print("tool seeds written to \(root)")

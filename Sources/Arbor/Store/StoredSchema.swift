@@ -1,0 +1,78 @@
+import ArborEngine
+import Foundation
+
+/// Reading a store without the app's code: what `arbor schema`, `dump` and `query` build on.
+extension PersistentStore {
+    /// The model schema stored in the store file at `url`, read without opening it as a store.
+    /// - Throws: `StoreError.fileNotFound`, `.notAStoreFile` (not an Arbor file, or an engine
+    ///   file without an object model), `.corruptStore` (a damaged catalog or model record),
+    ///   `.engine` for I/O errors.
+    /// - Complexity: a few page reads.
+    public static func storedSchema(at url: URL) throws -> ModelSchema {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else { throw StoreError.fileNotFound(path: path) }
+        var options = Database.Options()
+        options.readOnly = true
+        options.create = false
+        do {
+            return try schema(in: try Database.open(path: path, options: options), path: path)
+        } catch { throw storeError(error, path: path) }
+    }
+
+    /// The model schema stored in a store on any `StorageFile` (an in-memory file, in tests
+    /// and fuzzing).
+    /// - Throws: as `storedSchema(at:)`.
+    public static func storedSchema(file: StorageFile, name: String = "<memory>") throws -> ModelSchema {
+        var options = Database.Options()
+        options.readOnly = true
+        do { return try schema(in: try Database.open(file: file, options: options), path: name) } catch { throw storeError(error, path: name) }
+    }
+
+    private static func schema(in database: Database, path: String) throws -> ModelSchema {
+        try database.view { tx in
+            guard try tx.hasTree(StoreLayout.metadataTree) else {
+                throw StoreError.notAStoreFile(path: path, detail: "an ArborEngine file without an object model")
+            }
+            guard let bytes = try tx.tree(StoreLayout.metadataTree).get(StoreMetadata.modelKey) else {
+                throw StoreError.corruptStore(path: path, detail: "the metadata has no model record")
+            }
+            do {
+                return try JSONDecoder().decode(ModelSchema.self, from: Data(bytes))
+            } catch {
+                throw StoreError.corruptStore(path: path, detail: "the stored model does not decode: \(error)")
+            }
+        }
+    }
+}
+
+extension ManagedObjectModel {
+    /// A model for a stored schema, every entity a plain `ManagedObject` (read its properties
+    /// with `value(forKey:)`): opens any store file without the app that wrote it.
+    /// - Throws: `ModelError` when the schema is not a valid model (a damaged file).
+    public convenience init(schema: ModelSchema) throws {
+        try self.init(entities: schema.entities.map { entity in
+            EntityDescription(entity.name, superentity: entity.superentity, isAbstract: entity.isAbstract,
+                              attributes: entity.attributes, relationships: entity.relationships, indexes: entity.indexes,
+                              renamingIdentifier: entity.renamingIdentifier)
+        }, configurations: schema.configurations)
+    }
+
+    /// Every attribute of the entity named `entity`, inherited ones first; nil for an unknown entity.
+    public func attributes(ofEntity entity: String) -> [AttributeDescription]? {
+        info(named: entity)?.attributes.map(\.description)
+    }
+
+    /// Every relationship of the entity named `entity`, inherited ones first.
+    public func relationships(ofEntity entity: String) -> [RelationshipDescription]? {
+        info(named: entity)?.relationships.map(\.description)
+    }
+
+    /// The indexes kept for the entity named `entity`, as (tree name, properties, unique,
+    /// normalized), including inherited ones and the automatic foreign-key indexes.
+    public func indexes(ofEntity entity: String) -> [(tree: String, properties: [String], isUnique: Bool, isNormalized: Bool)]? {
+        info(named: entity)?.indexes.map { ($0.tree, $0.properties, $0.isUnique, $0.isNormalized) }
+    }
+
+    /// The names of the entities, in model order.
+    public var entityNames: [String] { infos.map(\.name) }
+}

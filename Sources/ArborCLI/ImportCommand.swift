@@ -1,0 +1,134 @@
+import Arbor
+import ArborTransit
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `arbor import`: importers into Arbor stores.
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import data into a store.",
+        subcommands: [GTFSImportCommand.self])
+}
+
+/// `arbor import gtfs DIR OUT`: a transit store from a GTFS feed.
+struct GTFSImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gtfs",
+        abstract: "Build a transit store (stops, stop times) from a GTFS feed's stops.txt and stop_times.txt.",
+        discussion: """
+            OUT is written completely or left as it was: the import works on a copy and moves it into place \
+            at the end. Importing into an existing store adds the feed; give each feed its own --prefix so \
+            stop IDs stay apart. Times become Dates that many seconds after 1970-01-01T00:00:00Z \
+            (25:10:00 is 90600 s).
+            Examples:
+              arbor import gtfs vbb/ transit.arbor
+              arbor import gtfs vbb/ transit.arbor --skip-bad-rows
+              arbor import gtfs hvv/ transit.arbor --prefix hvv:
+            """)
+
+    @Argument(help: "The feed directory (stops.txt, stop_times.txt).") var directory: String
+    @Argument(help: "The store to create or add to.") var output: String
+    @Option(help: "Prepended to the feed's stop IDs.") var prefix = ""
+    @Flag(name: .customLong("skip-bad-rows"), help: "Skip rows that break the GTFS rules and count them, instead of failing.")
+    var skipBadRows = false
+    @Option(name: .customLong("batch-size"), help: "Objects per save.") var batchSize = 10_000
+    @Flag(help: "Print the result as JSON.") var json = false
+
+    struct Report: Codable {
+        var stops: Int
+        var stopTimes: Int
+        var skippedRows: Int
+        var firstSkipped: [String]
+        var seconds: Double
+        var fileBytes: UInt64
+    }
+
+    func run() throws {
+        var options = GTFSImportOptions()
+        options.prefix = prefix
+        options.skipBadRows = skipBadRows
+        options.batchSize = max(batchSize, 1)
+        let display = ProgressDisplay()
+        let started = ContinuousClock.now
+        let result: GTFSImportResult
+        do {
+            result = try GTFSImporter.importFeed(from: URL(fileURLWithPath: directory), into: URL(fileURLWithPath: output),
+                                                 options: options, progress: display.update)
+        } catch let error as GTFSError {
+            display.finish()
+            printError("arbor: \(directory)/\(error.description)")
+            throw ExitCode(3)
+        } catch {
+            display.finish()
+            printError("arbor: \(output): \(error)")
+            throw ExitCode(2)
+        }
+        display.finish()
+        let seconds = Self.seconds(ContinuousClock.now - started)
+        let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.uint64Value ?? 0
+        let report = Report(stops: result.stops, stopTimes: result.stopTimes, skippedRows: result.skippedRows,
+                            firstSkipped: result.firstSkipped.map(\.description), seconds: seconds, fileBytes: size)
+        if json {
+            print(try jsonText(report))
+            return
+        }
+        print("imported \(result.stops) stops and \(result.stopTimes) stop times into \(output) in "
+              + String(format: "%.1f s (%.0f rows/s), %@", seconds, Double(result.stops + result.stopTimes) / max(seconds, 1e-9), displaySize(size)))
+        if result.skippedRows > 0 {
+            print("skipped \(result.skippedRows) bad row\(result.skippedRows == 1 ? "" : "s"):")
+            for error in result.firstSkipped { print("  \(error)") }
+            if result.skippedRows > result.firstSkipped.count { print("  …") }
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// Import progress on standard error: a bar redrawn in place on a terminal, plain lines every
+/// few seconds otherwise (logs, CI).
+final class ProgressDisplay {
+    private let isTerminal = isatty(STDERR_FILENO) != 0
+    private var started = ContinuousClock.now
+    private var lastLine = ContinuousClock.now
+    private var file = ""
+    private var drawn = false
+    private var completed = false
+
+    func update(_ progress: GTFSImportProgress) {
+        if progress.file != file {
+            if drawn && isTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+            file = progress.file
+            started = ContinuousClock.now
+            completed = false
+        }
+        let elapsed = GTFSImportCommand.seconds(ContinuousClock.now - started)
+        let fraction = progress.totalBytes > 0 ? Double(progress.bytesRead) / Double(progress.totalBytes) : 1
+        let rate = Double(progress.rows) / max(elapsed, 1e-3)
+        let remaining = fraction > 0.001 ? elapsed * (1 - fraction) / fraction : 0
+        let eta = String(format: "%d:%02d", Int(remaining) / 60, Int(remaining) % 60)
+        if isTerminal {
+            let width = 30
+            let filled = min(width, Int(fraction * Double(width)))
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            let line = String(format: "\r%@ %@ %3.0f%%  %d rows  %.0f rows/s  ETA %@ ", file, bar, fraction * 100, progress.rows, rate, eta)
+            FileHandle.standardError.write(Data(line.utf8))
+            drawn = true
+        } else if ContinuousClock.now - lastLine > .seconds(5) || (fraction >= 1 && !completed) {
+            lastLine = ContinuousClock.now
+            completed = fraction >= 1
+            printError(String(format: "%@: %.0f%% (%d rows, %.0f rows/s, ETA %@)", file, fraction * 100, progress.rows, rate, eta))
+        }
+    }
+
+    func finish() {
+        if drawn && isTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        drawn = false
+    }
+}
