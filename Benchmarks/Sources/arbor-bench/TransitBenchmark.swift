@@ -34,9 +34,10 @@ struct TransitBenchmark: ParsableCommand {
             add(name + " p95", Clock.percentile(arbor.latencies, 0.95), Clock.percentile(sqlite.latencies, 0.95), "ms")
         }
 
-        let arbor = try ArborTransitSide(path: directory + "/transit.arbor", compound: false)
+        var arborSide: ArborTransitSide?
         let sqlite = try SQLiteTransitSide(path: directory + "/transit.sqlite")
-        let arborImport = try Clock.seconds { try arbor.importFeed(feed) }
+        let arborImport = try Clock.seconds { arborSide = try ArborTransitSide.build(path: directory + "/transit.arbor", feed: feed, compound: false) }
+        guard let arbor = arborSide else { throw BenchError.wrongAnswer("the Arbor store was not built") }
         let sqliteImport = try Clock.seconds { try sqlite.importFeed(feed, compound: false) }
         add("import (all rows, all indexes)", arborImport, sqliteImport, "s")
         add("file size", arbor.fileMiB, sqlite.fileMiB, "MiB")
@@ -74,9 +75,8 @@ struct TransitBenchmark: ParsableCommand {
         add("open + first geo fetch, fresh process", arborOpen, sqliteOpen, "ms")
 
         // The same SUBQUERY with a compound (stop, departureTime) index on both sides.
-        let arborCompound = try ArborTransitSide(path: directory + "/transit-compound.arbor", compound: true)
+        let arborCompound = try ArborTransitSide.build(path: directory + "/transit-compound.arbor", feed: feed, compound: true)
         let sqliteCompound = try SQLiteTransitSide(path: directory + "/transit-compound.sqlite")
-        try arborCompound.importFeed(feed)
         try sqliteCompound.importFeed(feed, compound: true)
         try latencies("800 m box + SUBQUERY window (stop, departure index)", try arborCompound.subquery(points),
                       try sqliteCompound.subquery(points))

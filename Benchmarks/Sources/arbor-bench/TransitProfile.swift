@@ -17,12 +17,13 @@ struct TransitProfile: ParsableCommand {
         let exists = FileManager.default.fileExists(atPath: path)
         // Queries need only the stops: the stop times are read for an import alone.
         let feed = try TransitFeed(directory: data, limit: exists ? 1 : maxStopTimes)
-        let side = try ArborTransitSide(path: path, compound: false)
+        var built: ArborTransitSide?
         if !exists {
-            let seconds = try Clock.seconds { try side.importFeed(feed) }
+            let seconds = try Clock.seconds { built = try ArborTransitSide.build(path: path, feed: feed, compound: false) }
             print(String(format: "imported in %.2f s", seconds))
             if query == "import" { return }
         }
+        let side = try built ?? ArborTransitSide(path: path, compound: false)
         let points = QueryPoints(feed: feed, count: repeats, seed: 42)
         if query.hasPrefix("geo") {
             let context = side.container.newBackgroundContext()

@@ -50,6 +50,21 @@ struct ArborTransitSide {
 
     var fileMiB: Double { ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.doubleValue ?? 0) / 1_048_576 }
 
+    /// Imports `feed` into a new store at `path`, as `arbor import gtfs` does: batches of saves
+    /// into a working file, then its compacted copy (no free pages left by copy-on-write) as the
+    /// store; returns the side opened on it.
+    static func build(path: String, feed: TransitFeed, compound: Bool) throws -> ArborTransitSide {
+        let working = path + ".importing"
+        for file in [path, working, working + "-lock"] { try? FileManager.default.removeItem(atPath: file) }
+        do {
+            let side = try ArborTransitSide(path: working, compound: compound)
+            try side.importFeed(feed)
+            for store in side.container.persistentStoreCoordinator.persistentStores { try store.compact(to: URL(fileURLWithPath: path)) }
+        }
+        for file in [working, working + "-lock"] { try? FileManager.default.removeItem(atPath: file) }
+        return try ArborTransitSide(path: path, compound: compound)
+    }
+
     func importFeed(_ feed: TransitFeed, batch: Int = 10_000) throws {
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -58,19 +58,27 @@ public enum GTFSImporter {
         if FileManager.default.fileExists(atPath: output.path) {
             try FileManager.default.copyItem(at: output, to: temporary)
         }
-        let result = try run(stopsURL: stopsURL, timesURL: timesURL, store: temporary, options: options, progress: progress)
-        // Every handle on the temporary store is closed here; publish it in one step.
-        guard rename(temporary.path, output.path) == 0 else {
+        let compacted = URL(fileURLWithPath: temporary.path + ".compact")
+        defer {
+            try? FileManager.default.removeItem(at: compacted)
+            try? FileManager.default.removeItem(atPath: compacted.path + "-lock")
+        }
+        let result = try run(stopsURL: stopsURL, timesURL: timesURL, store: temporary, compactInto: compacted, options: options,
+                             progress: progress)
+        // Every handle on the stores is closed here; publish the compacted one in one step.
+        guard rename(compacted.path, output.path) == 0 else {
             throw GTFSError(file: output.lastPathComponent, line: 0, .unreadable("cannot move the new store into place: \(String(cString: strerror(errno)))"))
         }
         return result
     }
 
-    private static func run(stopsURL: URL, timesURL: URL, store: URL, options: GTFSImportOptions,
+    /// Imports into `store`, then writes its compacted copy to `compactInto`: copy-on-write
+    /// batches leave free pages behind, and a shipped store should have none.
+    private static func run(stopsURL: URL, timesURL: URL, store: URL, compactInto: URL, options: GTFSImportOptions,
                             progress: (GTFSImportProgress) -> Void) throws -> GTFSImportResult {
         let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: store)
         let context = container.newBackgroundContext()
-        return try context.performAndWait {
+        let result = try context.performAndWait {
             var result = GTFSImportResult()
             func skipOrThrow(_ error: GTFSError) throws {
                 guard options.skipBadRows else { throw error }
@@ -155,6 +163,8 @@ public enum GTFSImporter {
             context.reset()
             return result
         }
+        for persistentStore in container.persistentStoreCoordinator.persistentStores { try persistentStore.compact(to: compactInto) }
+        return result
     }
 
     /// Numeric `stop_id`s keep their number; the others (and numbers already taken) get the
