@@ -5,7 +5,8 @@ public enum TupleValue: Hashable, Sendable {
     case int8(Int8), int16(Int16), int32(Int32), int64(Int64)
     case uint8(UInt8), uint16(UInt16), uint32(UInt32), uint64(UInt64)
     case float(Float), double(Double)
-    /// A date as seconds since 1970-01-01T00:00:00Z (ordered like a Double).
+    /// A date as seconds since an epoch the application chooses (ordered like a Double; Arbor
+    /// uses Foundation's reference date, 2001-01-01T00:00:00Z).
     case date(Double)
     case string(String)
     case bytes([UInt8])

@@ -159,12 +159,10 @@ extension PersistentStore {
         do {
             try database.view { tx in
                 try tx.tree(info.rowTree).forEachUnsafe { key, value in
-                    // Row keys are the 9-byte tuple of an int64; the entity code is at bytes 9…10.
-                    guard key.count == 9, let pk = IndexKeys.int64Component(key, at: 0), value.count >= 11,
-                          value[0] == RowCodec.formatByte else {
+                    // Row keys are the 9-byte tuple of an int64; the entity code is in the header.
+                    guard key.count == 9, let pk = IndexKeys.int64Component(key, at: 0), let code = RowCodec.entityCode(ofRow: value) else {
                         throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key or header")
                     }
-                    let code = UInt16(value[9]) | UInt16(value[10]) << 8
                     let matches = includesSubentities ? info.descendantCodes.contains(code) : code == info.code
                     if matches { try body(pk, code) }
                     return true

@@ -284,7 +284,7 @@ enum QueryPlanner {
         case (.bool(let v), .bool): return .bool(v)
         case (.string(let v), .string): return .string(v)
         case (.url(let v), .url): return .string(v.absoluteString)
-        case (.date(let v), .date): return .date(v.timeIntervalSince1970 + 0)
+        case (.date(let v), .date): return .date(v.timeIntervalSinceReferenceDate + 0)
         case (.data(let v), .data): return .bytes(Array(v))
         case (.uuid(let v), .uuid): return .uuid(withUnsafeBytes(of: v.uuid) { Array($0) })
         default: return nil

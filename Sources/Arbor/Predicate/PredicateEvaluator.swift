@@ -334,7 +334,7 @@ enum ValueOrder {
             let fx = fold(x, options), fy = fold(y, options)
             if fx.unicodeScalars.elementsEqual(fy.unicodeScalars) { return .orderedSame }
             return fx.unicodeScalars.lexicographicallyPrecedes(fy.unicodeScalars) ? .orderedAscending : .orderedDescending
-        case (.date(let x), .date(let y)): return order(x.timeIntervalSince1970, y.timeIntervalSince1970)
+        case (.date(let x), .date(let y)): return order(x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
         case (.data(let x), .data(let y)):
             if x == y { return .orderedSame }
             return x.lexicographicallyPrecedes(y) ? .orderedAscending : .orderedDescending

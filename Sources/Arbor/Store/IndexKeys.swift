@@ -17,7 +17,7 @@ enum IndexKeys {
             case .float(let v): return .double(Double(v) + 0)
             case .bool(let v): return .bool(v)
             case .string(let v): return .string(v)
-            case .date(let v): return .date(v.timeIntervalSince1970 + 0)
+            case .date(let v): return .date(v.timeIntervalSinceReferenceDate + 0)
             case .data(let v): return .bytes(Array(v))
             case .uuid(let v): return .uuid(withUnsafeBytes(of: v.uuid) { Array($0) })
             case .url(let v): return .string(v.absoluteString)

@@ -21,18 +21,20 @@ struct StoredRow: Hashable, Sendable {
 
 /// The binary encoding of rows (Spec/object-store.md, "Rows").
 enum RowCodec {
-    static let formatByte: UInt8 = 0x01
+    /// Format 2: varint header. Format 1 (fixed-width version and entity code) is still read.
+    static let formatByte: UInt8 = 0x02
+    static let fixedHeaderFormat: UInt8 = 0x01
 
     enum Tag: UInt8 {
         case null = 0, int = 1, double = 2, float = 3, boolFalse = 4, boolTrue = 5, string = 6, date = 7,
-             data = 8, uuid = 9, url = 10, decimal = 11, reference = 12
+             data = 8, uuid = 9, url = 10, decimal = 11, reference = 12, wholeSecondsDate = 13
     }
 
     static func encode(_ row: StoredRow) -> [UInt8] {
         var out: [UInt8] = [formatByte]
-        out.reserveCapacity(16 + row.columns.count * 9)
-        appendFixed(row.version, &out)
-        appendFixed(row.entityCode, &out)
+        out.reserveCapacity(8 + row.columns.count * 5)
+        appendVarint(row.version, &out)
+        appendVarint(UInt64(row.entityCode), &out)
         appendVarint(UInt64(row.columns.count), &out)
         for column in row.columns { append(column, &out) }
         return out
@@ -52,7 +54,17 @@ enum RowCodec {
             case .float(let v): out.append(Tag.float.rawValue); appendFixed(v.bitPattern, &out)
             case .bool(let v): out.append(v ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
             case .string(let v): out.append(Tag.string.rawValue); appendBytes(Array(v.utf8), &out)
-            case .date(let v): out.append(Tag.date.rawValue); appendFixed(v.timeIntervalSince1970.bitPattern, &out)
+            case .date(let v):
+                // Whole seconds (timetables, most timestamps) as a varint, when that is exact.
+                let seconds = v.timeIntervalSince1970
+                if seconds.magnitude < 9e15, let whole = Int64(exactly: seconds), Date(timeIntervalSince1970: Double(whole)) == v {
+                    out.append(Tag.wholeSecondsDate.rawValue)
+                    appendVarint(zigzag(whole), &out)
+                } else {
+                    // Otherwise Date's own representation, exactly: seconds since 2001-01-01.
+                    out.append(Tag.date.rawValue)
+                    appendFixed(v.timeIntervalSinceReferenceDate.bitPattern, &out)
+                }
             case .data(let v): out.append(Tag.data.rawValue); appendBytes(Array(v), &out)
             case .uuid(let v):
                 out.append(Tag.uuid.rawValue)
@@ -68,15 +80,25 @@ enum RowCodec {
     static func decode(_ bytes: [UInt8], context: @autoclosure () -> String) throws -> StoredRow {
         var reader = ByteReader(bytes: bytes)
         do {
-            guard try reader.byte() == formatByte else { throw ByteReader.Failure.detail("unknown row format") }
-            let version = try reader.fixed(UInt64.self)
-            let code = try reader.fixed(UInt16.self)
+            let format = try reader.byte()
+            let version: UInt64, code: UInt16
+            switch format {
+            case formatByte:
+                version = try reader.varint()
+                let wide = try reader.varint()
+                guard wide <= UInt64(UInt16.max) else { throw ByteReader.Failure.detail("entity code \(wide) out of range") }
+                code = UInt16(wide)
+            case fixedHeaderFormat:
+                version = try reader.fixed(UInt64.self)
+                code = try reader.fixed(UInt16.self)
+            default: throw ByteReader.Failure.detail("unknown row format \(format)")
+            }
             let count = try reader.varint()
             // Every column takes at least one byte: a larger count cannot be honest.
             guard count <= UInt64(bytes.count) else { throw ByteReader.Failure.detail("column count \(count) exceeds row size") }
             var columns: [ColumnValue] = []
             columns.reserveCapacity(Int(count))
-            for _ in 0..<Int(count) { columns.append(try column(&reader)) }
+            for _ in 0..<Int(count) { columns.append(try column(&reader, format: format)) }
             guard reader.isAtEnd else { throw ByteReader.Failure.detail("\(reader.remaining) trailing bytes") }
             return StoredRow(entityCode: code, version: version, columns: columns)
         } catch let failure as ByteReader.Failure {
@@ -84,7 +106,7 @@ enum RowCodec {
         }
     }
 
-    private static func column(_ reader: inout ByteReader) throws -> ColumnValue {
+    private static func column(_ reader: inout ByteReader, format: UInt8) throws -> ColumnValue {
         let raw = try reader.byte()
         guard let tag = Tag(rawValue: raw) else { throw ByteReader.Failure.detail("unknown column tag \(raw)") }
         switch tag {
@@ -95,7 +117,14 @@ enum RowCodec {
         case .boolFalse: return .value(.bool(false))
         case .boolTrue: return .value(.bool(true))
         case .string: return .value(.string(try reader.string()))
-        case .date: return .value(.date(Date(timeIntervalSince1970: Double(bitPattern: try reader.fixed(UInt64.self)))))
+        case .date:
+            let seconds = Double(bitPattern: try reader.fixed(UInt64.self))
+            // Format 1 counted from 1970; format 2 from 2001 (Date's own reference, lossless).
+            return .value(.date(format == fixedHeaderFormat ? Date(timeIntervalSince1970: seconds) : Date(timeIntervalSinceReferenceDate: seconds)))
+        case .wholeSecondsDate:
+            let seconds = unzigzag(try reader.varint())
+            guard seconds.magnitude < 9_000_000_000_000_000 else { throw ByteReader.Failure.detail("date out of range") }
+            return .value(.date(Date(timeIntervalSince1970: Double(seconds))))
         case .data: return .value(.data(Data(try reader.lengthPrefixed())))
         case .uuid:
             let b = Array(try reader.bytes(16))
@@ -115,6 +144,32 @@ enum RowCodec {
             let code = try reader.varint()
             guard code <= UInt64(UInt16.max) else { throw ByteReader.Failure.detail("entity code \(code) out of range") }
             return .reference(code: UInt16(code), key: unzigzag(try reader.varint()))
+        }
+    }
+
+    /// The entity code in an encoded row's header, read in place; nil when the header is malformed.
+    static func entityCode(ofRow bytes: UnsafeRawBufferPointer) -> UInt16? {
+        guard let format = bytes.first else { return nil }
+        switch format {
+        case formatByte:
+            var offset = 1
+            // Skip the version varint, then read the code varint (at most 3 bytes for a UInt16).
+            while offset < bytes.count, bytes[offset] & 0x80 != 0, offset < 11 { offset += 1 }
+            offset += 1
+            var code: UInt64 = 0
+            for shift in stride(from: 0, to: 21, by: 7) {
+                guard offset < bytes.count else { return nil }
+                let byte = bytes[offset]
+                offset += 1
+                code |= UInt64(byte & 0x7F) << UInt64(shift)
+                if byte & 0x80 == 0 { return code <= UInt64(UInt16.max) ? UInt16(code) : nil }
+            }
+            return nil
+        case fixedHeaderFormat:
+            guard bytes.count >= 11 else { return nil }
+            return UInt16(bytes[9]) | UInt16(bytes[10]) << 8
+        default:
+            return nil
         }
     }
 
