@@ -26,9 +26,8 @@ extension ManagedObjectContext {
             edit(&requests[key, default: SaveRequest()])  // in place: no copy of the request
         }
         // Inserted objects in creation order, so primary keys follow it.
-        let saved = changed.values.sorted {
-            ($0.objectID.isTemporaryID ? 0 : 1, $0.objectID.primaryKey) < ($1.objectID.isTemporaryID ? 0 : 1, $1.objectID.primaryKey)
-        }
+        let saved = changed.values.map { ($0.objectID.isTemporaryID ? 0 : 1, $0.objectID.primaryKey, $0) }
+            .sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
         for object in saved {
             let id = object.objectID
             if object.deletedFlag {
@@ -121,7 +120,7 @@ extension ManagedObjectContext {
             for (id, row) in save.result.writtenRows { rows[id] = (row, save.store) }
         }
         let remap: (ObjectID) -> ObjectID = { permanent[$0] ?? $0 }
-        changed = [:]
+        clearChanged()
         pendingFailures = []
         for object in saved {
             if object.deletedFlag {
@@ -248,7 +247,7 @@ extension ManagedObjectContext {
             object.changes = [:]
             object.deletedFlag = false
             for slot in object.toMany.indices { object.toMany[slot] = nil }
-            changed[object.objectID] = nil
+            unmarkChanged(object)
         }
     }
 
@@ -268,7 +267,7 @@ extension ManagedObjectContext {
                 refresh(object, mergeChanges: false)
             }
         }
-        changed = [:]
+        clearChanged()
         pendingFailures = []
     }
 
@@ -284,7 +283,7 @@ extension ManagedObjectContext {
         }
         for object in changed.values { object.managedObjectContext = nil }
         registered = [:]
-        changed = [:]
+        clearChanged()
         pendingFailures = []
     }
 }

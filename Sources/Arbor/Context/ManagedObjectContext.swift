@@ -111,7 +111,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     func unregister(_ object: ManagedObject) {
         if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
-        changed[object.objectID] = nil
+        unmarkChanged(object)
     }
 
     /// Drops identity-map entries of objects the app released.
@@ -127,7 +127,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             if let value = attribute.description.defaultValue { object.changes[attribute.slot] = .value(value) }
         }
         register(object)
-        changed[object.objectID] = object
+        markChanged(object)
         object.awakeFromInsert()
     }
 
@@ -182,8 +182,26 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var deletedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.deletedFlag && !$0.insertedFlag }) }
     public var hasChanges: Bool { changed.values.contains { $0.hasChanges } || !pendingFailures.isEmpty }
 
-    func noteChanged(_ object: ManagedObject) {
-        changed[object.objectID] = object
+    func noteChanged(_ object: ManagedObject) { markChanged(object) }
+
+    // `changed` and each object's `isMarkedChanged` change only here, together.
+
+    func markChanged(_ object: ManagedObject) {
+        guard !object.isMarkedChanged else { return }
+        if let previous = changed.updateValue(object, forKey: object.objectID), previous !== object { previous.isMarkedChanged = false }
+        object.isMarkedChanged = true
+    }
+
+    func unmarkChanged(_ object: ManagedObject) {
+        guard let present = changed[object.objectID], present === object else { return }
+        changed[object.objectID] = nil
+        object.isMarkedChanged = false
+    }
+
+    /// Empties `changed`.
+    func clearChanged() {
+        for object in changed.values { object.isMarkedChanged = false }
+        changed = [:]
     }
 
     /// Checks that `object` belongs to this context.

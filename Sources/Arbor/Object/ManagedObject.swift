@@ -31,7 +31,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var isFaultState = true
     var committedValues: [PropertyValue]?
     var committedVersion: UInt64?
-    var changes: [Int: PropertyValue] = [:]
+    var changes: ChangeSet = [:]
+    /// Whether the object is in its context's `changed` map (kept by the context's
+    /// `markChanged`/`unmarkChanged`/`clearChanged`, so a property write skips the map).
+    var isMarkedChanged = false
     var toMany: [ToManyState?]
     var insertedFlag = false
     var deletedFlag = false

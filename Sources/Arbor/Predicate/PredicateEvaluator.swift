@@ -307,6 +307,12 @@ enum ValueOrder {
     /// Applies [c]/[d]: full Unicode case folding, removal of combining marks.
     static func fold(_ text: String, _ options: StringOptions) -> String {
         guard !options.isEmpty else { return text }
+        // ASCII text has no marks to remove, and its case folding is lowering A–Z: no need for
+        // Foundation's (much slower) general path.
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            guard options.contains(.caseInsensitive), text.utf8.contains(where: { (0x41...0x5A).contains($0) }) else { return text }
+            return String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
