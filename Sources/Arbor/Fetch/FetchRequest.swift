@@ -46,6 +46,9 @@ public struct FetchRequest: Sendable {
     public var havingPredicate: ObjectPredicate?
     /// For dictionary results: drop duplicate dictionaries.
     public var returnsDistinctResults = false
+    /// The stores to search (nil: every store of the coordinator that holds the entity).
+    /// Unsaved objects of the context are still reflected (with `includesPendingChanges`).
+    public var affectedStores: [PersistentStore]?
 
     public init(entityName: String, predicate: ObjectPredicate? = nil, sortDescriptors: [ObjectSortDescriptor] = []) {
         self.entityName = entityName

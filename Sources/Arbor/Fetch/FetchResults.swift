@@ -131,7 +131,7 @@ extension ManagedObjectContext {
             && (!request.includesPendingChanges || changed.isEmpty)
         if simple, let info = model.info(named: request.entityName) {
             // Keys only, straight from the row trees: no object or row is kept per result.
-            for (index, store) in stores.enumerated() where store.holds(info) {
+            for (index, store) in stores.enumerated() where store.holds(info) && (request.affectedStores.map { $0.contains { $0 === store } } ?? true) {
                 try store.forEachKey(info, includesSubentities: request.includesSubentities) { key, code in
                     ids.append(.init(key: key, code: code, store: Int32(index)))
                 }

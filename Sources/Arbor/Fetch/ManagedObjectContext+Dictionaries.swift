@@ -121,7 +121,7 @@ extension ManagedObjectContext {
               let destination = model.info(named: relationship.destinationName)
         else { return nil }
         var dictionaries: [[String: Any]] = []
-        for store in coordinator.persistentStores where store.holds(info) {
+        for store in searchedStores(request, info, coordinator) {
             for (owner, count) in try store.countByOwner(tree: tree, entity: info) {
                 var dictionary: [String: Any] = [:]
                 for property in properties {

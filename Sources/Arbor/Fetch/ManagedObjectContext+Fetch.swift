@@ -93,10 +93,10 @@ extension ManagedObjectContext {
         var ordered: (attribute: String, ascending: Bool, count: Int)?
         if request.fetchLimit > 0, request.sortDescriptors.count == 1, let sort = request.sortDescriptors.first,
            sort.options.isEmpty, !sort.keyPath.contains("."), info.attribute(named: sort.keyPath) != nil, !pending,
-           coordinator.persistentStores.filter({ $0.holds(info) }).count == 1 {
+           searchedStores(request, info, coordinator).count == 1 {
             ordered = (sort.keyPath, sort.ascending, max(request.fetchOffset, 0) + request.fetchLimit)
         }
-        let stores = coordinator.persistentStores.filter { $0.holds(info) }
+        let stores = searchedStores(request, info, coordinator)
         // Without a sort, one store's walk can stop at offset + limit rows.
         var limit: Int?
         if request.fetchLimit > 0, request.sortDescriptors.isEmpty, !pending, stores.count == 1 {
@@ -130,6 +130,13 @@ extension ManagedObjectContext {
             logger.debug("fetch \(request.entityName) where \(request.predicate?.description ?? "TRUEPREDICATE"): \(plans.joined(separator: " | ")); returned \(end - start) in \(ContinuousClock.now - started)")
         }
         return (Array(entries[start..<end]), statistics)
+    }
+
+    /// The stores a request reads: those holding the entity, narrowed to `affectedStores`.
+    func searchedStores(_ request: FetchRequest, _ info: EntityInfo, _ coordinator: PersistentStoreCoordinator) -> [PersistentStore] {
+        coordinator.persistentStores.filter { store in
+            store.holds(info) && (request.affectedStores.map { $0.contains { $0 === store } } ?? true)
+        }
     }
 
     /// Replaces stored rows of changed objects by their in-memory state, drops deleted ones and
