@@ -48,6 +48,16 @@ struct RowCodecTests {
         #expect(try RowCodec.decode(one, context: "test").columns == [.value(.date(Date(timeIntervalSince1970: 28_800.5)))])
     }
 
+    @Test("invalid UTF-8 in a string column is an error, even where the repair has the same length")
+    func invalidUTF8() {
+        for text: [UInt8] in [[0xF0, 0x90, 0x80], [0xED, 0xA0, 0x80], [0xFF], [0x41, 0xC3], [0xC0, 0xAF]] {
+            let bytes: [UInt8] = [0x02, 1, 1, 1, 6, UInt8(text.count)] + text
+            #expect(throws: StoreError.self, "\(text)") { try RowCodec.decode(bytes, context: "test") }
+        }
+        let valid: [UInt8] = [0x02, 1, 1, 1, 6, 4, 0xF0, 0x9F, 0x98, 0x80]
+        #expect((try? RowCodec.decode(valid, context: "test"))?.columns == [.value(.string("😀"))])
+    }
+
     @Test("malformed headers are errors, not crashes")
     func malformed() {
         for bytes: [UInt8] in [[], [0x03], [0x02], [0x02, 0x80], [0x02, 1, 0xFF, 0xFF, 0xFF, 0x7F], [0x01, 1, 2]] {

@@ -248,7 +248,10 @@ struct ByteReader {
 
     mutating func string() throws -> String {
         let slice = try lengthPrefixed()
-        guard let text = String(validating: slice, as: UTF8.self) else { throw Failure.detail("invalid UTF-8") }
+        // Decoding repairs invalid UTF-8; the repaired text differs from the bytes exactly when
+        // they were invalid. (Much faster than String(validating:), which is not specialized.)
+        let text = String(decoding: slice, as: UTF8.self)
+        guard text.utf8.elementsEqual(slice) else { throw Failure.detail("invalid UTF-8") }
         return text
     }
 }

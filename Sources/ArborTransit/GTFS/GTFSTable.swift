@@ -34,7 +34,9 @@ public struct GTFSTable {
             throw GTFSError(file: file, line: record.line, .fieldCount(expected: fieldCount, found: record.fields.count))
         }
         return try record.fields.map { raw in
-            guard let text = String(validating: raw, as: UTF8.self) else { throw GTFSError(file: file, line: record.line, .invalidUTF8) }
+            // Decoding repairs invalid UTF-8: the text differs from the bytes exactly when they were invalid.
+            let text = String(decoding: raw, as: UTF8.self)
+            guard text.utf8.elementsEqual(raw) else { throw GTFSError(file: file, line: record.line, .invalidUTF8) }
             return text.trimmingCharacters(in: .whitespaces)
         }
     }
