@@ -70,6 +70,12 @@ final class SaveWriter {
     var orderAssignments: [OrderKey: Int64] = [:]
     var appendCursors: [OwnerKey: Int64] = [:]
     var written: [ObjectID: StoredRow] = [:]
+    /// Index and foreign-key entries to remove and add, per tree, applied in key order by
+    /// `flushIndexWrites`: each leaf is then modified once, in sequence, however randomly the
+    /// rows of the save hit the index (a large import would otherwise revisit every leaf again
+    /// and again after the transaction spilled it).
+    var indexDeletes: [String: [[UInt8]]] = [:]
+    var indexPuts: [String: [([UInt8], [UInt8])]] = [:]
     var deleted: [RowKey] = []
     var failures: [ValidationFailure] = []
     var conflicts: [SaveConflict] = []
@@ -91,6 +97,7 @@ final class SaveWriter {
         for insert in request.inserts { try writeInsert(insert) }
         try touchReorderedRows(request.orderedLists, skipping: pending)
         for change in request.joinChanges { try applyJoinChange(change) }
+        try flushIndexWrites()
         try checkUniqueness()
         if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
@@ -197,9 +204,8 @@ final class SaveWriter {
             let oldKey = old.flatMap { IndexKeys.indexKey(index, columns: $0.columns, key: id.primaryKey) }
             let newKey = IndexKeys.indexKey(index, columns: columns, key: id.primaryKey)
             guard oldKey != newKey else { continue }
-            let tree = try tx.tree(index.tree)
-            if let oldKey { _ = try tree.delete(oldKey) }
-            if let newKey { try tree.put(newKey, IndexKeys.codeValue(info.code)) }
+            if let oldKey { indexDeletes[index.tree, default: []].append(oldKey) }
+            if let newKey { indexPuts[index.tree, default: []].append((newKey, IndexKeys.codeValue(info.code))) }
         }
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
@@ -228,6 +234,21 @@ final class SaveWriter {
             }
         }
         deleted.append(RowKey(id))
+    }
+
+    /// Applies the deferred index changes, each tree's in key order (keys end with the row's
+    /// primary key, so no key is both removed and added).
+    private func flushIndexWrites() throws {
+        for (name, keys) in indexDeletes {
+            let tree = try tx.tree(name)
+            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { _ = try tree.delete(key) }
+        }
+        for (name, entries) in indexPuts {
+            let tree = try tx.tree(name)
+            for (key, value) in entries.sorted(by: { $0.0.lexicographicallyPrecedes($1.0) }) { try tree.put(key, value) }
+        }
+        indexDeletes = [:]
+        indexPuts = [:]
     }
 
     // MARK: Order

@@ -11,7 +11,7 @@ public struct GTFSImportOptions: Sendable {
     /// Skip rows that break the GTFS rules (counting them) instead of failing on the first.
     public var skipBadRows = false
     /// Objects saved per transaction.
-    public var batchSize = 10_000
+    public var batchSize = 50_000
     public init() {}
 }
 
@@ -76,7 +76,11 @@ public enum GTFSImporter {
     /// batches leave free pages behind, and a shipped store should have none.
     private static func run(stopsURL: URL, timesURL: URL, store: URL, compactInto: URL, options: GTFSImportOptions,
                             progress: (GTFSImportProgress) -> Void) throws -> GTFSImportResult {
-        let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: store)
+        // The working file needs no durability of its own: only its compacted copy, synced before
+        // it is renamed into place, is ever published.
+        var storeOptions = PersistentStore.Options()
+        storeOptions.durability = .deferredMetaSync
+        let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: store, options: storeOptions)
         let context = container.newBackgroundContext()
         let result = try context.performAndWait {
             var result = GTFSImportResult()

@@ -34,11 +34,20 @@ public struct GTFSTable {
             throw GTFSError(file: file, line: record.line, .fieldCount(expected: fieldCount, found: record.fields.count))
         }
         return try record.fields.map { raw in
+            let trimmed = Self.trimmed(raw)
             // Decoding repairs invalid UTF-8: the text differs from the bytes exactly when they were invalid.
-            let text = String(decoding: raw, as: UTF8.self)
-            guard text.utf8.elementsEqual(raw) else { throw GTFSError(file: file, line: record.line, .invalidUTF8) }
-            return text.trimmingCharacters(in: .whitespaces)
+            let text = String(decoding: trimmed, as: UTF8.self)
+            guard text.utf8.elementsEqual(trimmed) else { throw GTFSError(file: file, line: record.line, .invalidUTF8) }
+            return text
         }
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs.
+    static func trimmed(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return bytes[start..<end]
     }
 }
 
