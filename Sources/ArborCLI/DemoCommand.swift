@@ -20,13 +20,52 @@ struct DemoCommand: ParsableCommand {
     @Option(name: .customLong("stop-times"), help: "Stop times to generate.") var stopTimes = 3_000_000
     @Flag(help: "A quick look: 1,000 stops and 50,000 stop times.") var small = false
     @Option(help: "Keep the feed and the store in this directory (default: a temporary one, removed after).") var keep: String?
+    @Flag(help: "Print one JSON report at the end instead of text.") var json = false
+
+    /// What the demo found, for `--json`.
+    struct Report: Codable {
+        struct Step: Codable {
+            var question: String
+            var answer: Int
+            var milliseconds: Double
+            var plans: [String]
+            var examples: [String]
+        }
+        var stops = 0
+        var stopTimes = 0
+        var generateSeconds = 0.0
+        var importSeconds = 0.0
+        var steps: [Step] = []
+        var fileBytes: UInt64 = 0
+        var sound = false
+        var problems = 0
+        var shippedBytes: UInt64 = 0
+    }
+
+    /// Collects the report and prints text as the demo goes (unless `--json`).
+    final class Recorder {
+        var report = Report()
+        let quiet: Bool
+        init(quiet: Bool) { self.quiet = quiet }
+        func say(_ text: String) { if !quiet { Swift.print(text) } }
+        func step(_ question: String, _ answer: Int, _ seconds: Double, _ statistics: [FetchStatistics], _ examples: [String]) {
+            report.steps.append(Report.Step(question: question, answer: answer, milliseconds: seconds * 1000,
+                                            plans: statistics.map { "\($0.plan); examined \($0.rowsExamined), matched \($0.rowsMatched)" },
+                                            examples: examples))
+            say(question + ": \(answer)" + DemoCommand.timing(seconds))
+            for item in statistics { say("   plan: \(item.plan); examined \(item.rowsExamined), matched \(item.rowsMatched)") }
+            for example in examples { say("     " + example) }
+        }
+    }
 
     func run() throws {
         let (stopCount, timeCount) = small ? (1_000, 50_000) : (max(stops, 1), max(stopTimes, 0))
         let directory = URL(fileURLWithPath: keep ?? NSTemporaryDirectory() + "arbor-demo-\(UUID().uuidString.prefix(8))")
         defer { if keep == nil { try? FileManager.default.removeItem(at: directory) } }
+        let recorder = Recorder(quiet: json)
         do {
-            try runDemo(stops: stopCount, stopTimes: timeCount, directory: directory)
+            try runDemo(stops: stopCount, stopTimes: timeCount, directory: directory, recorder)
+            if json { print(try jsonText(recorder.report)) }
         } catch let error as GTFSError {
             printError("arbor: \(error)")
             throw ExitCode(3)
@@ -38,29 +77,33 @@ struct DemoCommand: ParsableCommand {
         }
     }
 
-    func runDemo(stops: Int, stopTimes: Int, directory: URL) throws {
+    func runDemo(stops: Int, stopTimes: Int, directory: URL, _ recorder: Recorder) throws {
         let feed = directory.appendingPathComponent("feed"), storeURL = directory.appendingPathComponent("transit.arbor")
         try? FileManager.default.removeItem(at: storeURL)
-        print("Arbor demo: \(stops) stops, \(stopTimes) stop times, in \(directory.path)\n")
+        recorder.say("Arbor demo: \(stops) stops, \(stopTimes) stop times, in \(directory.path)\n")
 
         var elapsed = try Self.time { try FeedGenerator(stops: stops, stopTimes: stopTimes).write(to: feed) }
-        print(String(format: "1. generated a Berlin-shaped GTFS feed in %.1f s", elapsed))
+        recorder.report.generateSeconds = elapsed
+        recorder.say(String(format: "1. generated a Berlin-shaped GTFS feed in %.1f s", elapsed))
         let display = ProgressDisplay()
         var imported = GTFSImportResult()
         elapsed = try Self.time { imported = try GTFSImporter.importFeed(from: feed, into: storeURL, progress: display.update) }
         display.finish()
+        recorder.report.stops = imported.stops
+        recorder.report.stopTimes = imported.stopTimes
+        recorder.report.importSeconds = elapsed
         let rows = Double(imported.stops + imported.stopTimes)
-        print(String(format: "2. imported %d stops and %d stop times in %.1f s (%.0f rows/s)\n", imported.stops, imported.stopTimes,
-                     elapsed, rows / max(elapsed, 1e-9)))
+        recorder.say(String(format: "2. imported %d stops and %d stop times in %.1f s (%.0f rows/s)\n", imported.stops, imported.stopTimes,
+                            elapsed, rows / max(elapsed, 1e-9)))
 
         let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: storeURL)
         let context = container.newBackgroundContext()
-        try context.performAndWait { try questions(context) }
-        try fileReport(storeURL, directory: directory)
+        try context.performAndWait { try questions(context, recorder) }
+        try fileReport(storeURL, directory: directory, recorder)
     }
 
     /// The scenario's questions, around Alexanderplatz at 08:00.
-    func questions(_ context: ManagedObjectContext) throws {
+    func questions(_ context: ManagedObjectContext, _ recorder: Recorder) throws {
         let center = FeedGenerator.center
         let box = TransitQueries.box(around: center, meters: 800)
 
@@ -71,9 +114,8 @@ struct DemoCommand: ParsableCommand {
             nearby = TransitQueries.within(800, of: center, try context.fetch(request, as: Stop.self))
             statistics = try context.explain(request)
         }
-        print("3. stops within 800 m of Alexanderplatz: \(nearby.count)" + Self.timing(elapsed))
-        Self.printPlan(statistics)
-        for (stop, meters) in nearby.prefix(5) { print(String(format: "     %5.0f m  %@", meters, stop.name)) }
+        recorder.step("3. stops within 800 m of Alexanderplatz", nearby.count, elapsed, statistics,
+                      nearby.prefix(5).map { String(format: "%5.0f m  %@", $0.meters, $0.stop.name) })
 
         let window = (start: 8 * 3600, end: 8 * 3600 + 20 * 60)
         var departing: [(stop: Stop, meters: Double)] = []
@@ -82,12 +124,12 @@ struct DemoCommand: ParsableCommand {
             departing = TransitQueries.within(800, of: center, try context.fetch(request, as: Stop.self))
             statistics = try context.explain(request)
         }
-        print("\n4. of those, with a departure between 08:00 and 08:20: \(departing.count)" + Self.timing(elapsed))
-        Self.printPlan(statistics)
-        for (stop, meters) in departing.prefix(5) {
-            let next = try TransitQueries.nextDeparture(at: stop, from: window.start, context: context)
-            print(String(format: "     %5.0f m  %@  next %@", meters, stop.name, next.map(TransitQueries.clock) ?? "–"))
+        let departures = try departing.prefix(5).map { item -> String in
+            let next = try TransitQueries.nextDeparture(at: item.stop, from: window.start, context: context)
+            return String(format: "%5.0f m  %@  next %@", item.meters, item.stop.name, next.map(TransitQueries.clock) ?? "–")
         }
+        recorder.say("")
+        recorder.step("4. of those, with a departure between 08:00 and 08:20", departing.count, elapsed, statistics, departures)
 
         var found: [Stop] = []
         elapsed = try Self.time {
@@ -95,9 +137,9 @@ struct DemoCommand: ParsableCommand {
             found = try context.fetch(request, as: Stop.self)
             statistics = try context.explain(request)
         }
-        print("\n5. name BEGINSWITH[cd] \"u gorli\": \(found.count) stop\(found.count == 1 ? "" : "s")" + Self.timing(elapsed))
-        Self.printPlan(statistics)
-        for stop in found.prefix(5) { print("     \(stop.name) (\(stop.stopID))") }
+        recorder.say("")
+        recorder.step("5. stops whose name BEGINSWITH[cd] \"u gorli\"", found.count, elapsed, statistics,
+                      found.prefix(5).map { "\($0.name) (\($0.stopID))" })
 
         var count = 0
         var sum = 0.0
@@ -111,24 +153,30 @@ struct DemoCommand: ParsableCommand {
             }
         }
         let peak = Self.peakResidentMiB()
-        print(String(format: "\n6. paged through all %d stop times, 50 at a time: %.2f s (%.0f objects/s), resident memory %.0f MiB → peak %.0f MiB",
-                     count, elapsed, Double(count) / max(elapsed, 1e-9), before, peak))
-        print(String(format: "     mean departure %@", count > 0 ? TransitQueries.clock(Int(sum / Double(count))) : "–"))
+        recorder.say("")
+        recorder.step("6. stop times paged through, 50 at a time", count, elapsed, [], [
+            String(format: "%.0f objects/s; resident memory %.0f MiB before, peak %.0f MiB", Double(count) / max(elapsed, 1e-9), before, peak),
+            "mean departure " + (count > 0 ? TransitQueries.clock(Int(sum / Double(count))) : "–"),
+        ])
     }
 
-    func fileReport(_ storeURL: URL, directory: URL) throws {
+    func fileReport(_ storeURL: URL, directory: URL, _ recorder: Recorder) throws {
         var options = Database.Options()
         options.readOnly = true
         let database = try Database.open(path: storeURL.path, options: options)
         var result = database.checkIntegrity()
         let elapsed = try Self.time { result = database.checkIntegrity() }
         let size = (try FileManager.default.attributesOfItem(atPath: storeURL.path)[.size] as? NSNumber)?.uint64Value ?? 0
-        print("\n7. the store: \(displaySize(size)); check: " + (result.isSound ? "ok (\(result.pagesChecked) pages, \(result.entriesChecked) entries)"
-                                                                  : "\(result.problems.count) problems") + Self.timing(elapsed))
+        recorder.report.fileBytes = size
+        recorder.report.sound = result.isSound
+        recorder.report.problems = result.problems.count
+        recorder.say("\n7. the store: \(displaySize(size)); check: " + (result.isSound ? "ok (\(result.pagesChecked) pages, \(result.entriesChecked) entries)"
+                                                                           : "\(result.problems.count) problems") + Self.timing(elapsed))
         let compacted = directory.appendingPathComponent("transit-compact.arbor")
         try? FileManager.default.removeItem(at: compacted)
         let compaction = try database.compact(to: compacted.path, compress: true)
-        print("   compacted and compressed for shipping: \(displaySize(compaction.compactedBytes)) (\(compacted.lastPathComponent), read-only)")
+        recorder.report.shippedBytes = compaction.compactedBytes
+        recorder.say("   compressed for shipping: \(displaySize(compaction.compactedBytes)) (\(compacted.lastPathComponent), read-only)")
         if !result.isSound { throw ExitCode(1) }
     }
 
@@ -139,10 +187,6 @@ struct DemoCommand: ParsableCommand {
     }
 
     static func timing(_ seconds: Double) -> String { String(format: "  (%.2f ms)", seconds * 1000) }
-
-    static func printPlan(_ statistics: [FetchStatistics]) {
-        for item in statistics { print("   plan: \(item.plan); examined \(item.rowsExamined), matched \(item.rowsMatched)") }
-    }
 
     /// Resident memory now and at its peak (Linux `/proc/self/status`); 0 elsewhere.
     static func residentMiB() -> Double { statusValue("VmRSS:") }

@@ -173,4 +173,20 @@ struct ObjectCommandTests {
         #expect(throws: ExitCode(3)) { try command.run() }
         #expect(!FileManager.default.fileExists(atPath: directory + "/out.arbor"))
     }
+
+    @Test("demo: a small run answers every question and leaves a sound store")
+    func demo() throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory() + "arbor-cli-demo-" + UUID().uuidString)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let command = try DemoCommand.parse(["--stops", "300", "--stop-times", "6000", "--json"])
+        let recorder = DemoCommand.Recorder(quiet: true)
+        try command.runDemo(stops: 300, stopTimes: 6_000, directory: directory, recorder)
+        let report = recorder.report
+        #expect(report.stops == 300 && report.stopTimes == 6_000)
+        #expect(report.steps.map(\.question.first) == ["3", "4", "5", "6"])
+        #expect(report.steps[2].answer >= 1)  // U Görlitzer Bahnhof
+        #expect(report.steps[3].answer == 6_000)
+        #expect(report.steps[1].answer <= report.steps[0].answer)
+        #expect(report.sound && report.problems == 0 && report.fileBytes > 0 && report.shippedBytes > 0)
+    }
 }
