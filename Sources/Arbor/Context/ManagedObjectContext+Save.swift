@@ -99,7 +99,20 @@ extension ManagedObjectContext {
             for save in prepared[committed...] { save.abort() }
             throw error
         }
+        // Who was inserted, updated and deleted, for the did-save notification (before the
+        // results clear the flags; inserted objects' IDs are read after they become permanent).
+        var insertedObjects: [ManagedObject] = [], updatedObjects: [ManagedObject] = [], deletedIDs: [ObjectID] = []
+        for object in saved {
+            if object.deletedFlag {
+                if !object.insertedFlag && !object.objectID.isTemporaryID { deletedIDs.append(object.objectID) }
+            } else if object.insertedFlag {
+                insertedObjects.append(object)
+            } else if object.hasChanges {
+                updatedObjects.append(object)
+            }
+        }
         try applySaveResults(prepared, saved: saved)
+        coordinator.saveObservers.post(didSaveNotification(inserted: insertedObjects, updated: updatedObjects, deleted: deletedIDs))
     }
 
     private func writeColumns(_ object: ManagedObject) -> [WriteColumn] {

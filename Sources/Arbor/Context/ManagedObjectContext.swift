@@ -41,6 +41,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Problems found by non-throwing setters, reported by the next save.
     var pendingFailures: [ValidationFailure] = []
     private var operationsSincePurge = 0
+    /// Set while `automaticallyMergesChangesFromParent` is on.
+    var mergeObservation: SaveObservation?
 
     var model: ManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
 

@@ -9,6 +9,7 @@ import Foundation
 public final class PersistentStoreCoordinator: Sendable {
     public let managedObjectModel: ManagedObjectModel
     private let stores = Locked<[PersistentStore]>([])
+    let saveObservers = SaveObservers()
 
     public init(managedObjectModel: ManagedObjectModel) {
         self.managedObjectModel = managedObjectModel
