@@ -1,4 +1,4 @@
-import Arbor
+@testable import Arbor
 import ArborTestSupport
 import Foundation
 import Testing
@@ -16,6 +16,23 @@ struct BatchedFetchTests {
                 time.stop = stops[index % 10]
             }
             try context.save()
+        }
+    }
+
+    @Test("the identity map sweeps entries of released objects as a long iteration goes")
+    func identityMapStaysSmall() throws {
+        let stack = try TestStack()
+        try Self.seed(stack, times: 6_000)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime")
+            request.fetchBatchSize = 50
+            var peak = 0
+            for (index, time) in try context.fetchResults(request, as: StopTime.self).enumerated() {
+                _ = time.departureTime
+                if index % 100 == 0 { peak = max(peak, context.registered.count) }
+            }
+            #expect(peak <= 2 * 2_048 + 1)
         }
     }
 

@@ -40,7 +40,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var changed: [ObjectID: ManagedObject] = [:]
     /// Problems found by non-throwing setters, reported by the next save.
     var pendingFailures: [ValidationFailure] = []
-    private var operationsSincePurge = 0
+    /// The identity map's size that triggers the next sweep of released objects: twice what
+    /// survived the last sweep (at least 2,048), so sweeping costs O(1) amortized per object.
+    private var purgeThreshold = 2_048
     /// Set while `automaticallyMergesChangesFromParent` is on.
     var mergeObservation: SaveObservation?
 
@@ -107,8 +109,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             store.rowCache.retain(key)
             object.cacheRetention = (store.rowCache, key)
         }
-        operationsSincePurge += 1
-        if operationsSincePurge > max(1024, registered.count) { purgeReleased() }
+        if registered.count > purgeThreshold { purgeReleased() }
     }
 
     func unregister(_ object: ManagedObject) {
@@ -118,8 +119,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Drops identity-map entries of objects the app released.
     func purgeReleased() {
-        operationsSincePurge = 0
         registered = registered.filter { $0.value.object != nil }
+        purgeThreshold = max(2_048, registered.count * 2)
     }
 
     func registerInserted(_ object: ManagedObject) {
