@@ -9,8 +9,25 @@ extension ManagedObjectContext {
     /// With several stores, all are written and checked first (each under its write lock) and
     /// committed only if all succeeded; an I/O failure while committing a later store leaves
     /// earlier stores committed (the exact guarantee is in Spec/object-store.md).
+    ///
+    /// When a saved row changed in the store since this context read it (optimistic locking),
+    /// `mergePolicy` decides: `.error` throws `StoreError.conflicts`; the other policies resolve
+    /// each conflict against the stored row and save again.
     /// - Throws: `ValidationError`, `StoreError.conflicts`, `StoreError` for I/O and read-only stores.
     public func save() throws {
+        var attempts = 0
+        while true {
+            do {
+                return try saveOnce()
+            } catch StoreError.conflicts(let conflicts) where mergePolicy != .error && attempts < 3 {
+                // Another writer may commit between resolving and saving again: retry a few times.
+                attempts += 1
+                try resolve(conflicts)
+            }
+        }
+    }
+
+    private func saveOnce() throws {
         guard hasChanges else { return }
         for object in Array(changed.values) where object.hasChanges { object.willSave() }
         let failures = pendingFailures + validate()

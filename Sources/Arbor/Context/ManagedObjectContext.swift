@@ -32,6 +32,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The last error met while firing a fault through a non-throwing accessor (the property
     /// then reads as its fallback value). Use `existingObject(with:)` to get such errors thrown.
     public internal(set) var lastFaultError: Error?
+    /// How `save()` resolves optimistic-locking conflicts (default: `.error`).
+    public var mergePolicy: MergePolicy = .error
 
     let queue: DispatchQueue
     private let queueToken = DispatchSpecificKey<ObjectIdentifier>()

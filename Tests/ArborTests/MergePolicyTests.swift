@@ -1,0 +1,98 @@
+import Arbor
+import ArborTestSupport
+import Foundation
+import Testing
+
+@Suite("Merge policies on optimistic-locking conflicts between two contexts")
+struct MergePolicyTests {
+    struct Outcome: Equatable {
+        var name: String
+        var latitude: Double
+        var longitude: Double
+    }
+
+    /// Both contexts read the stop; `other` renames it and moves its latitude and saves; then
+    /// `mine` renames it and moves its longitude and saves with `policy`.
+    static func conflict(_ policy: MergePolicy) throws -> Result<Outcome, Error> {
+        let stack = try TestStack()
+        let setup = stack.context()
+        let id = try setup.performAndWait { () throws -> ObjectID in
+            let stop = Stop(context: setup)
+            stop.stopID = "S"; stop.name = "Original"; stop.identifier = 1; stop.latitude = 1; stop.longitude = 2
+            try setup.save()
+            return stop.objectID
+        }
+        let mine = stack.context(), other = stack.context()
+        let held = try mine.performAndWait { () throws -> Stop? in
+            let stop = try mine.existingObject(with: id) as? Stop
+            _ = stop?.name
+            return stop
+        }
+        try other.performAndWait { () throws in
+            let stop = try other.existingObject(with: id) as? Stop
+            stop?.name = "Theirs"
+            stop?.latitude = 5
+            try other.save()
+        }
+        let saved: Result<Void, Error> = mine.performAndWait {
+            mine.mergePolicy = policy
+            held?.name = "Mine"
+            held?.longitude = 9
+            return Result { try mine.save() }
+        }
+        if case .failure(let error) = saved { return .failure(error) }
+        let check = stack.context()
+        return .success(try check.performAndWait { () throws -> Outcome in
+            let stop = try check.existingObject(with: id) as? Stop
+            return Outcome(name: stop?.name ?? "", latitude: stop?.latitude ?? .nan, longitude: stop?.longitude ?? .nan)
+        })
+    }
+
+    @Test("error: the save fails naming the object and both versions")
+    func error() throws {
+        guard case .failure(let error) = try Self.conflict(.error), case StoreError.conflicts(let conflicts) = error else {
+            Issue.record("expected a conflict")
+            return
+        }
+        #expect(conflicts.count == 1)
+        #expect(conflicts.first?.expectedVersion == 1 && conflicts.first?.storedVersion == 2)
+    }
+
+    @Test("each policy resolves the conflict its own way", arguments: [
+        (MergePolicy.objectTrumps, Outcome(name: "Mine", latitude: 5, longitude: 9)),
+        (MergePolicy.storeTrumps, Outcome(name: "Theirs", latitude: 5, longitude: 9)),
+        (MergePolicy.overwrite, Outcome(name: "Mine", latitude: 1, longitude: 9)),
+        (MergePolicy.rollback, Outcome(name: "Theirs", latitude: 5, longitude: 2)),
+    ])
+    func policy(_ policy: MergePolicy, expected: Outcome) throws {
+        #expect(try Self.conflict(policy).get() == expected)
+    }
+
+    @Test("an object deleted in the store leaves the context; the rest of the save goes through")
+    func deletedInStore() throws {
+        let stack = try TestStack()
+        let setup = stack.context()
+        let id = try setup.performAndWait { () throws -> ObjectID in
+            let stop = Stop(context: setup)
+            stop.stopID = "S"; stop.name = "Original"; stop.identifier = 1; stop.latitude = 1; stop.longitude = 2
+            try setup.save()
+            return stop.objectID
+        }
+        let mine = stack.context(), other = stack.context()
+        let held = try mine.performAndWait { () throws -> Stop? in try mine.existingObject(with: id) as? Stop }
+        try other.performAndWait { () throws in
+            other.delete(try other.existingObject(with: id))
+            try other.save()
+        }
+        try mine.performAndWait { () throws in
+            mine.mergePolicy = .objectTrumps
+            held?.name = "Mine"
+            let extra = Stop(context: mine)
+            extra.stopID = "T"; extra.name = "New"; extra.identifier = 2; extra.latitude = 0; extra.longitude = 0
+            try mine.save()
+            #expect(held?.managedObjectContext == nil)
+            let names = try mine.fetch(FetchRequest(entityName: "Stop"), as: Stop.self).map(\.name)
+            #expect(names == ["New"])
+        }
+    }
+}
