@@ -84,13 +84,19 @@ public final class PersistentContainer: Sendable {
     /// Opens (or creates) the store file at `url` for `model`. Without a URL the file is
     /// `<name>.arbor` in the current directory.
     /// - Throws: `StoreError` when the file cannot be opened as a store of `model`.
-    public init(name: String, model: ManagedObjectModel, url: URL? = nil,
-                options: PersistentStore.Options = PersistentStore.Options()) throws {
+    public convenience init(name: String, model: ManagedObjectModel, url: URL? = nil,
+                            options: PersistentStore.Options = PersistentStore.Options()) throws {
+        let location = url ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("\(name).arbor")
+        var description = PersistentStoreDescription(url: location)
+        description.options = options
+        try self.init(name: name, model: model, stores: [description])
+    }
+
+    init(name: String, model: ManagedObjectModel, stores descriptions: [PersistentStoreDescription]) throws {
         self.name = name
         managedObjectModel = model
         persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let location = url ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("\(name).arbor")
-        try persistentStoreCoordinator.addPersistentStore(at: location, options: options)
+        for description in descriptions { try persistentStoreCoordinator.addPersistentStore(with: description) }
         viewContext = ManagedObjectContext(concurrencyType: .mainQueue, coordinator: persistentStoreCoordinator)
         viewContext.name = "view"
     }

@@ -28,6 +28,8 @@ public final class PersistentStore: Sendable {
     public let identifier: UUID
     public let configurationName: String
     public let isReadOnly: Bool
+    /// The options the store was opened with.
+    public let options: Options
     let model: ManagedObjectModel
     let database: Database
     let rowCache = RowCache()
@@ -46,7 +48,7 @@ public final class PersistentStore: Sendable {
         engineOptions.durability = options.durability
         let database: Database
         do { database = try Database.open(path: path, options: engineOptions) } catch { throw storeError(error, path: path) }
-        try self.init(database: database, path: path, model: model, configuration: configuration, readOnly: options.readOnly)
+        try self.init(database: database, path: path, model: model, configuration: configuration, options: options)
     }
 
     /// Opens a store on any `StorageFile` (an in-memory or fault-injecting file, in tests).
@@ -56,10 +58,12 @@ public final class PersistentStore: Sendable {
         engineOptions.durability = options.durability
         let database: Database
         do { database = try Database.open(file: file, options: engineOptions) } catch { throw storeError(error, path: name) }
-        try self.init(database: database, path: name, model: model, configuration: configuration, readOnly: options.readOnly)
+        try self.init(database: database, path: name, model: model, configuration: configuration, options: options)
     }
 
-    private init(database: Database, path: String, model: ManagedObjectModel, configuration: String, readOnly: Bool) throws {
+    private init(database: Database, path: String, model: ManagedObjectModel, configuration: String, options: Options) throws {
+        let readOnly = options.readOnly
+        self.options = options
         guard let names = model.entityNames(inConfiguration: configuration) else {
             throw StoreError.notAStoreFile(path: path, detail: "the model has no configuration named \(configuration)")
         }

@@ -1,0 +1,91 @@
+import ArborEngine
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where and how to open one store (Core Data's `NSPersistentStoreDescription`).
+public struct PersistentStoreDescription: Sendable {
+    public var url: URL
+    /// The model configuration whose entities the store holds.
+    public var configuration: String
+    public var options: PersistentStore.Options
+
+    public init(url: URL, configuration: String = ManagedObjectModel.defaultConfiguration, readOnly: Bool = false) {
+        self.url = url
+        self.configuration = configuration
+        options = PersistentStore.Options(readOnly: readOnly)
+    }
+}
+
+extension PersistentStoreCoordinator {
+    /// Opens and adds the store `description` names.
+    /// - Throws: `StoreError` (missing file when read-only, foreign or corrupt file, model mismatch).
+    @discardableResult
+    public func addPersistentStore(with description: PersistentStoreDescription) throws -> PersistentStore {
+        try addPersistentStore(at: description.url, configuration: description.configuration, options: description.options)
+    }
+
+    /// The added store whose file is at `url`, if any.
+    public func persistentStore(for url: URL) -> PersistentStore? {
+        let path = url.standardizedFileURL.path
+        return persistentStores.first { URL(fileURLWithPath: $0.path).standardizedFileURL.path == path }
+    }
+
+    /// Deletes the store file at `url` and its lock file, removing the store from this
+    /// coordinator first when it was added. A missing file is not an error.
+    /// - Throws: `StoreError.engine` when the file cannot be removed.
+    public func destroyPersistentStore(at url: URL) throws {
+        if let store = persistentStore(for: url) { remove(store) }
+        for path in [url.path, url.path + "-lock"] where FileManager.default.fileExists(atPath: path) {
+            guard unlink(path) == 0 else { throw StoreError.engine(.io(operation: "unlink \(path)", errno: errno)) }
+        }
+    }
+
+    /// Replaces the store file at `destination` with a copy of the store at `source` (which must
+    /// be a store of this coordinator's model). The copy is written beside `destination` and
+    /// renamed over it, so `destination` is the old store or the whole new one, never a mix.
+    /// When `destination` was added to this coordinator, it is opened again afterwards, with the
+    /// same configuration and options.
+    /// - Throws: `StoreError` when `source` cannot be opened as a store of the model, or on I/O errors.
+    public func replacePersistentStore(at destination: URL, withStoreAt source: URL) throws {
+        let sourceStore = try PersistentStore(url: source, model: managedObjectModel, options: PersistentStore.Options(readOnly: true))
+        let current = persistentStore(for: destination)
+        try sourceStore.compact(to: destination)  // written to a temporary file, then renamed
+        if let current {
+            remove(current)
+            try addPersistentStore(at: destination, configuration: current.configurationName, options: current.options)
+        }
+    }
+
+    /// Copies `store` into a new, compacted file at `url`, removes `store` from this coordinator
+    /// and adds the copy in its place (same configuration, options and store UUID, so object IDs
+    /// stay valid). The old file is left as it was.
+    /// - Returns: the new store.
+    /// - Throws: `StoreError` when `url` exists or cannot be written.
+    @discardableResult
+    public func migratePersistentStore(_ store: PersistentStore, to url: URL) throws -> PersistentStore {
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            throw StoreError.engine(.io(operation: "migrate to \(url.path): the file exists", errno: EEXIST))
+        }
+        try store.compact(to: url)
+        remove(store)
+        var options = store.options
+        options.createIfMissing = false
+        do {
+            return try addPersistentStore(at: url, configuration: store.configurationName, options: options)
+        } catch {
+            try? add(store)  // put the old one back: the coordinator keeps working
+            throw error
+        }
+    }
+}
+
+extension PersistentContainer {
+    /// A container over several stores, one per description (for example a read-only seed store
+    /// and a writable user store, each holding the entities of its configuration).
+    /// - Throws: `StoreError` for the first store that cannot be opened.
+    public convenience init(name: String, model: ManagedObjectModel, descriptions: [PersistentStoreDescription]) throws {
+        try self.init(name: name, model: model, stores: descriptions)
+    }
+}
