@@ -259,4 +259,38 @@ struct OrderedLimitTests {
             #expect(try context.fetch(request, as: Stop.self).map(\.identifier) == Array(allDescending[3..<10]))
         }
     }
+
+    @Test("equality on leading index columns, sorted by the next one, with a limit: the walk stops early")
+    func orderedAfterEqualities() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait { () throws in
+            let stops = (0..<3).map { makeStop(context, Int64($0)) }
+            for index in 0..<900 {
+                let time = StopTime(context: context)
+                // Departures out of insertion order, two per minute (ties).
+                time.departureTime = Date(timeIntervalSince1970: Double((index * 7919) % 450 * 60))
+                time.arrivalTime = time.departureTime
+                time.stop = stops[index % 3]
+            }
+            try context.save()
+            let start = Date(timeIntervalSince1970: 3_000)
+            var request = FetchRequest(entityName: "StopTime", predicate: try ObjectPredicate(format: "stop == %@ AND departureTime >= %@", stops[1], start),
+                                       sortDescriptors: [ObjectSortDescriptor("departureTime")])
+            request.fetchLimit = 0
+            let all = try context.fetch(request, as: StopTime.self).map(\.objectID)
+            request.fetchLimit = 3
+            #expect(try context.fetch(request, as: StopTime.self).map(\.objectID) == Array(all.prefix(3)))
+            let statistics = try #require(try context.explain(request).first)
+            #expect(statistics.plan.hasPrefix("SEARCH index.StopTime.by_stop_departureTime"))
+            #expect(statistics.rowsExamined < 10, "examined \(statistics.rowsExamined) of \(all.count)")
+            request.sortDescriptors = [ObjectSortDescriptor("departureTime", ascending: false)]
+            request.fetchLimit = 0
+            let descending = try context.fetch(request, as: StopTime.self).map(\.objectID)
+            request.fetchLimit = 4
+            request.fetchOffset = 2
+            #expect(try context.fetch(request, as: StopTime.self).map(\.objectID) == Array(descending[2..<6]))
+            #expect(try #require(try context.explain(request).first).rowsExamined < 12)
+        }
+    }
 }

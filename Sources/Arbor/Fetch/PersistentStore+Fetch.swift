@@ -54,13 +54,29 @@ extension PersistentStore {
                    ordered: (attribute: String, ascending: Bool, count: Int)? = nil, limit: Int? = nil,
                    onProgress: ((Int) throws -> Void)? = nil) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
         var plan = QueryPlanner.plan(predicate, for: info, store: self)
-        var orderedIndex: (index: EntityInfo.Index, ascending: Bool, count: Int)?
+        // An ordered walk: index entries arrive in sort order (the sort column at `position` of
+        // the key), so the walk stops once `count` rows matched and the ties are in.
+        var orderedIndex: (index: EntityInfo.Index, ascending: Bool, count: Int, position: Int)?
         if case .scan = plan.access, let ordered, let attribute = info.attribute(named: ordered.attribute),
            let index = info.indexes.first(where: { $0.slots.first == attribute.slot && !$0.isNormalized && !$0.isForeignKey }) {
-            orderedIndex = (index, ordered.ascending, ordered.count)
+            orderedIndex = (index, ordered.ascending, ordered.count, 0)
             plan = QueryPlan(entity: info, access: .index(index, [KeyRange.all]),
                              usedConditions: [.text("ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)")],
                              conditionKeys: plan.conditionKeys)
+        } else if case .index(let index, let ranges) = plan.access, ranges.count == 1, !index.isNormalized, let ordered,
+                  let attribute = info.attribute(named: ordered.attribute), let predicate {
+            // One range under equalities on the leading columns: when the sort column comes
+            // next, the range itself is in sort order (the geo box does not qualify; a stop's
+            // departures after a time, sorted by time, do).
+            let equalities = Set(QueryPlanner.conjuncts(predicate).compactMap { conjunct -> Int? in
+                guard case .comparison(let comparison) = conjunct, let (slot, condition) = QueryPlanner.condition(comparison, info: info, store: self),
+                      case .equal = condition else { return nil }
+                return slot
+            })
+            let prefix = index.slots.prefix { equalities.contains($0) }.count
+            if prefix < index.slots.count, index.slots[prefix] == attribute.slot {
+                orderedIndex = (index, ordered.ascending, ordered.count, prefix)
+            }
         }
         // Residual conditions run cheapest first, whatever order they were written in.
         let residual: ObjectPredicate?
@@ -118,7 +134,7 @@ extension PersistentStore {
                         try indexTree.forEachUnsafe(in: range, reverse: orderedIndex?.ascending == false) { key, value in
                             if let orderedIndex, result.count >= orderedIndex.count {
                                 // Past the limit: stop at the first entry whose sort value differs.
-                                if TupleKey.componentRange(in: key, at: 0).map({ Array(key[$0]) }) != lastSortKey { return false }
+                                if TupleKey.componentRange(in: key, at: orderedIndex.position).map({ Array(key[$0]) }) != lastSortKey { return false }
                             } else if let limit, result.count >= limit {
                                 return false
                             }
@@ -139,8 +155,8 @@ extension PersistentStore {
                             }
                             let before = result.count
                             try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
-                            if orderedIndex != nil, result.count > before {
-                                lastSortKey = TupleKey.componentRange(in: key, at: 0).map { Array(key[$0]) }
+                            if let orderedIndex, result.count > before {
+                                lastSortKey = TupleKey.componentRange(in: key, at: orderedIndex.position).map { Array(key[$0]) }
                             }
                             return true
                         }
