@@ -96,3 +96,59 @@ struct MergePolicyTests {
         }
     }
 }
+
+@Suite("Merge policies on unique-constraint conflicts")
+struct UniqueConstraintPolicyTests {
+    struct Outcome: Equatable {
+        var stops: [String]
+        var timesPointAt: [String]
+    }
+
+    /// The store has stop "S1" named "Old"; a context inserts another "S1" named "New" with a
+    /// stop time pointing at it, and saves with `policy`.
+    static func conflict(_ policy: MergePolicy) throws -> Result<Outcome, Error> {
+        let stack = try TestStack()
+        let setup = stack.context()
+        try setup.performAndWait { () throws in
+            let stop = Stop(context: setup)
+            stop.stopID = "S1"; stop.name = "Old"; stop.identifier = 1; stop.latitude = 1; stop.longitude = 2
+            try setup.save()
+        }
+        let context = stack.context()
+        let saved: Result<Void, Error> = context.performAndWait {
+            context.mergePolicy = policy
+            let stop = Stop(context: context)
+            stop.stopID = "S1"; stop.name = "New"; stop.identifier = 1; stop.latitude = 3; stop.longitude = 4
+            let time = StopTime(context: context)
+            time.departureTime = Date(timeIntervalSince1970: 60); time.arrivalTime = time.departureTime
+            time.stop = stop
+            return Result { try context.save() }
+        }
+        if case .failure(let error) = saved { return .failure(error) }
+        let check = stack.context()
+        return .success(try check.performAndWait { () throws -> Outcome in
+            let stops = try check.fetch(FetchRequest(entityName: "Stop"), as: Stop.self)
+            let times = try check.fetch(FetchRequest(entityName: "StopTime"), as: StopTime.self)
+            return Outcome(stops: stops.map { "\($0.stopID) \($0.name)" }, timesPointAt: times.map { $0.stop?.name ?? "nil" })
+        })
+    }
+
+    @Test("error: the save fails with the unique-constraint failure")
+    func error() throws {
+        guard case .failure(let error) = try Self.conflict(.error), let validation = error as? ValidationError else {
+            Issue.record("expected a validation error")
+            return
+        }
+        #expect(validation.failures.contains { if case .uniqueConstraint = $0.kind { return true } else { return false } })
+    }
+
+    @Test("the inserted object takes over the stored row, or gives way to it; relationships follow", arguments: [
+        (MergePolicy.objectTrumps, Outcome(stops: ["S1 New"], timesPointAt: ["New"])),
+        (MergePolicy.overwrite, Outcome(stops: ["S1 New"], timesPointAt: ["New"])),
+        (MergePolicy.storeTrumps, Outcome(stops: ["S1 Old"], timesPointAt: ["Old"])),
+        (MergePolicy.rollback, Outcome(stops: ["S1 Old"], timesPointAt: ["Old"])),
+    ])
+    func policy(_ policy: MergePolicy, expected: Outcome) throws {
+        #expect(try Self.conflict(policy).get() == expected)
+    }
+}

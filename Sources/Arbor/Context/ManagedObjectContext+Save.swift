@@ -23,6 +23,9 @@ extension ManagedObjectContext {
                 // Another writer may commit between resolving and saving again: retry a few times.
                 attempts += 1
                 try resolve(conflicts)
+            } catch let error as ValidationError where mergePolicy != .error && attempts < 3 && resolvesByPolicy(error) {
+                attempts += 1
+                try resolveUniqueness(error.failures)
             }
         }
     }

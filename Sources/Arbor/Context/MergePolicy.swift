@@ -1,7 +1,11 @@
 import Foundation
 
-/// How a save resolves optimistic-locking conflicts: rows it writes or deletes that another
-/// context or process changed since this context read them (Core Data's merge policies).
+/// How a save resolves conflicts (Core Data's merge policies): optimistic-locking conflicts —
+/// rows it writes or deletes that another context or process changed since this context read
+/// them — and unique-constraint conflicts — an inserted object whose unique properties equal
+/// those of a stored one. For the latter, `.objectTrumps` and `.overwrite` make the inserted
+/// object take over the stored row (its values win), `.storeTrumps` and `.rollback` drop it in
+/// favour of the stored object; either way relationships to it are re-pointed to the stored object.
 public enum MergePolicy: Sendable, Equatable {
     /// Fail with `StoreError.conflicts`, naming every conflicting object and both versions (the default).
     case error
@@ -52,5 +56,71 @@ extension ManagedObjectContext {
                 if object.changes.isEmpty && !object.hasChanges { unmarkChanged(object) }
             }
         }
+    }
+}
+
+extension ManagedObjectContext {
+    /// Whether every failure of `error` is a unique-constraint conflict of an inserted object
+    /// with a stored one: the kind a merge policy resolves.
+    func resolvesByPolicy(_ error: ValidationError) -> Bool {
+        !error.failures.isEmpty && error.failures.allSatisfy { failure in
+            guard case .uniqueConstraint(_, let other) = failure.kind, let id = failure.objectID else { return false }
+            return id.isTemporaryID && !other.isTemporaryID && changed[id]?.insertedFlag == true
+        }
+    }
+
+    /// Resolves unique-constraint conflicts by `mergePolicy` (see `MergePolicy`).
+    func resolveUniqueness(_ failures: [ValidationFailure]) throws {
+        for failure in failures {
+            guard case .uniqueConstraint(_, let existing) = failure.kind, let temporary = failure.objectID,
+                  let object = changed[temporary], object.insertedFlag else { continue }
+            switch mergePolicy {
+            case .error:
+                return
+            case .objectTrumps, .overwrite:
+                let store = try store(for: existing)
+                guard let stored = try store.row(for: existing, maxAge: 0) else { continue }  // gone: the retry inserts
+                // The stored object's own instance here, if any, gives way to the inserted one.
+                if let registeredTwin = registeredObject(for: existing), registeredTwin !== object {
+                    unmarkChanged(registeredTwin)
+                    unregister(registeredTwin)
+                    registeredTwin.managedObjectContext = nil
+                }
+                unmarkChanged(object)
+                unregister(object)
+                object.objectID = existing
+                object.insertedFlag = false
+                try apply(stored, to: object, from: store)
+                register(object)
+                markChanged(object)
+            case .storeTrumps, .rollback:
+                unmarkChanged(object)
+                unregister(object)
+                object.managedObjectContext = nil
+            }
+            remapReferences(from: temporary, to: existing)
+        }
+    }
+
+    /// Points every pending reference to `old` (to-one values and to-many changes) at `new`.
+    func remapReferences(from old: ObjectID, to new: ObjectID) {
+        func map(_ id: ObjectID) -> ObjectID { id == old ? new : id }
+        for object in changed.values {
+            object.changes.updateEach { value in
+                if case .reference(let target?) = value, target == old { value = .reference(new) }
+            }
+            for slot in object.toMany.indices {
+                guard var state = object.toMany[slot] else { continue }
+                state.current = state.current.map { Self.deduplicated($0.map(map)) }
+                state.added = Self.deduplicated(state.added.map(map))
+                state.removed = Set(state.removed.map(map))
+                object.toMany[slot] = state
+            }
+        }
+    }
+
+    private static func deduplicated(_ ids: [ObjectID]) -> [ObjectID] {
+        var seen = Set<ObjectID>()
+        return ids.filter { seen.insert($0).inserted }
     }
 }

@@ -24,4 +24,13 @@ struct ChangeSet: ExpressibleByDictionaryLiteral {
             count += (newValue != nil ? 1 : 0) - (hadValue ? 1 : 0)
         }
     }
+
+    /// Calls `body` on every value set, in slot order, letting it replace the value.
+    mutating func updateEach(_ body: (inout PropertyValue) -> Void) {
+        for slot in values.indices {
+            guard var value = values[slot] else { continue }
+            body(&value)
+            values[slot] = value
+        }
+    }
 }
