@@ -11,17 +11,22 @@ struct MergePolicyTests {
         var longitude: Double
     }
 
-    /// Both contexts read the stop; `other` renames it and moves its latitude and saves; then
-    /// `mine` renames it and moves its longitude and saves with `policy`.
-    static func conflict(_ policy: MergePolicy) throws -> Result<Outcome, Error> {
-        let stack = try TestStack()
+    /// Saves stop "S" named "Original" at (1, 2); returns its ID.
+    static func storedStop(_ stack: TestStack) throws -> ObjectID {
         let setup = stack.context()
-        let id = try setup.performAndWait { () throws -> ObjectID in
+        return try setup.performAndWait { () throws -> ObjectID in
             let stop = Stop(context: setup)
             stop.stopID = "S"; stop.name = "Original"; stop.identifier = 1; stop.latitude = 1; stop.longitude = 2
             try setup.save()
             return stop.objectID
         }
+    }
+
+    /// Both contexts read the stop; `other` renames it and moves its latitude and saves; then
+    /// `mine` renames it and moves its longitude and saves with `policy`.
+    static func conflict(_ policy: MergePolicy) throws -> Result<Outcome, Error> {
+        let stack = try TestStack()
+        let id = try Self.storedStop(stack)
         let mine = stack.context(), other = stack.context()
         let held = try mine.performAndWait { () throws -> Stop? in
             let stop = try mine.existingObject(with: id) as? Stop
@@ -71,13 +76,7 @@ struct MergePolicyTests {
     @Test("an object deleted in the store leaves the context; the rest of the save goes through")
     func deletedInStore() throws {
         let stack = try TestStack()
-        let setup = stack.context()
-        let id = try setup.performAndWait { () throws -> ObjectID in
-            let stop = Stop(context: setup)
-            stop.stopID = "S"; stop.name = "Original"; stop.identifier = 1; stop.latitude = 1; stop.longitude = 2
-            try setup.save()
-            return stop.objectID
-        }
+        let id = try MergePolicyTests.storedStop(stack)
         let mine = stack.context(), other = stack.context()
         let held = try mine.performAndWait { () throws -> Stop? in try mine.existingObject(with: id) as? Stop }
         try other.performAndWait { () throws in
