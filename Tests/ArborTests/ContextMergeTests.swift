@@ -120,3 +120,38 @@ struct ContextMergeTests {
         #expect(notification?.inserted == [id])
     }
 }
+
+@Suite("Merging to-many relationships")
+struct ContextMergeToManyTests {
+    @Test("a save that adds a member reports the owner as updated; merging makes the owner's list current")
+    func ownerListRefreshed() throws {
+        let stack = try TestStack()
+        let writer = stack.context(), reader = stack.context()
+        let stopID = try writer.performAndWait { () throws -> ObjectID in
+            let stop = ContextMergeTests.makeStop(writer, "Alpha", 1)
+            try writer.save()
+            return stop.objectID
+        }
+        let held = try reader.performAndWait { () throws -> Stop? in
+            let stop = try reader.existingObject(with: stopID) as? Stop
+            #expect(stop?.stopTimes.isEmpty == true)  // the list is loaded (empty)
+            return stop
+        }
+        let received = Locked<[ContextDidSave]>([])
+        let observation = stack.coordinator.addDidSaveObserver { notification in received.withLock { $0.append(notification) } }
+        defer { observation.cancel() }
+        try writer.performAndWait { () throws in
+            let time = StopTime(context: writer)
+            time.departureTime = Date(timeIntervalSince1970: 60)
+            time.arrivalTime = time.departureTime
+            time.stop = try writer.existingObject(with: stopID) as? Stop
+            try writer.save()
+        }
+        let notification = try #require(received.withLock { $0.first })
+        #expect(notification.updated.contains(stopID))
+        reader.performAndWait {
+            reader.mergeChanges(fromContextDidSave: notification)
+            #expect(held?.stopTimes.count == 1)
+        }
+    }
+}
