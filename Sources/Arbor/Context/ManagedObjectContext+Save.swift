@@ -11,8 +11,10 @@ extension ManagedObjectContext {
     /// earlier stores committed (the exact guarantee is in Spec/object-store.md).
     ///
     /// When a saved row changed in the store since this context read it (optimistic locking),
-    /// `mergePolicy` decides: `.error` throws `StoreError.conflicts`; the other policies resolve
-    /// each conflict against the stored row and save again.
+    /// `mergePolicy` decides: `.error` throws `StoreError.conflicts`; the other policies merge the
+    /// row inside the save's transaction, under the write lock (no other writer can slip in),
+    /// and the objects take the rows as stored. Unique-constraint conflicts of inserted objects
+    /// are resolved by the policy too, and the save is tried again.
     /// - Throws: `ValidationError`, `StoreError.conflicts`, `StoreError` for I/O and read-only stores.
     public func save() throws {
         var attempts = 0
@@ -43,6 +45,7 @@ extension ManagedObjectContext {
             let store = try coordinator.store(for: id)
             let key = ObjectIdentifier(store)
             stores[key] = store
+            if requests[key] == nil { requests[key] = SaveRequest(mergePolicy: mergePolicy) }
             edit(&requests[key, default: SaveRequest()])  // in place: no copy of the request
         }
         // Inserted objects in creation order, so primary keys follow it.
@@ -62,7 +65,21 @@ extension ManagedObjectContext {
             } else if !object.changes.isEmpty {
                 try fulfill(object)
                 let columns = writeColumns(object)
-                try add(id) { $0.updates.append(SaveRequest.RowWrite(id: id, columns: columns, expectedVersion: object.committedVersion)) }
+                var write = SaveRequest.RowWrite(id: id, columns: columns, expectedVersion: object.committedVersion)
+                if mergePolicy != .error {
+                    // What the store needs to merge a conflict property by property.
+                    write.changedSlots = (0..<object.info.columnCount).filter { object.changes[$0] != nil }
+                    write.readColumns = object.committedValues.map { values in
+                        values.map { value -> WriteColumn in
+                            switch value {
+                            case .value(let value): return .value(value)
+                            case .reference(let target): return target.map(WriteColumn.reference) ?? .value(.null)
+                            case .invalid: return .value(.null)
+                            }
+                        }
+                    }
+                }
+                try add(id) { $0.updates.append(write) }
             }
             for relationship in object.info.relationships where relationship.kind != .toOne {
                 guard let state = object.toMany[relationship.slot], state.isChanged else { continue }
@@ -148,15 +165,17 @@ extension ManagedObjectContext {
     private func applySaveResults(_ prepared: [PreparedSave], saved: [ManagedObject]) throws {
         var permanent: [ObjectID: ObjectID] = [:]
         var rows: [ObjectID: (StoredRow, PersistentStore)] = [:]
+        var vanished: Set<ObjectID> = []
         for save in prepared {
             permanent.merge(save.result.permanentIDs) { a, _ in a }
             for (id, row) in save.result.writtenRows { rows[id] = (row, save.store) }
+            vanished.formUnion(save.result.vanished)
         }
         let remap: (ObjectID) -> ObjectID = { permanent[$0] ?? $0 }
         clearChanged()
         pendingFailures = []
         for object in saved {
-            if object.deletedFlag {
+            if object.deletedFlag || vanished.contains(object.objectID) {
                 unregister(object)
                 object.managedObjectContext = nil
                 continue

@@ -70,6 +70,8 @@ final class SaveWriter {
     var orderAssignments: [OrderKey: Int64] = [:]
     var appendCursors: [OwnerKey: Int64] = [:]
     var written: [ObjectID: StoredRow] = [:]
+    var vanished: [ObjectID] = []
+    var policy: MergePolicy = .error
     /// Index and foreign-key entries to remove and add, per tree, applied in key order by
     /// `flushIndexWrites`: each leaf is then modified once, in sequence, however randomly the
     /// rows of the save hit the index (a large import would otherwise revisit every leaf again
@@ -86,6 +88,7 @@ final class SaveWriter {
     }
 
     func run(_ request: SaveRequest) throws -> SaveResult {
+        policy = request.mergePolicy
         try assignPrimaryKeys(request.inserts)
         for delete in request.deletes { try deleteRow(delete) }
         for list in request.orderedLists { try assignOrder(list) }
@@ -105,7 +108,7 @@ final class SaveWriter {
         for (root, last) in counters {
             try metadata.put(StoreMetadata.primaryKeyKey(root: root), withUnsafeBytes(of: last.littleEndian) { Array($0) })
         }
-        return SaveResult(permanentIDs: permanent, writtenRows: written)
+        return SaveResult(permanentIDs: permanent, writtenRows: written, vanished: vanished)
     }
 
     // MARK: Keys and references
@@ -168,13 +171,42 @@ final class SaveWriter {
     }
 
     private func writeUpdate(_ update: SaveRequest.RowWrite) throws {
-        guard let old = try readCurrent(update.id, expected: update.expectedVersion) else {
-            if update.expectedVersion == nil {
-                conflicts.append(SaveConflict(objectID: update.id, expectedVersion: 0, storedVersion: nil))
+        let stored = try store.readRow(tx, update.id)
+        guard let expected = update.expectedVersion, stored?.version != expected, policy != .error else {
+            // No conflict (or no policy): the plain optimistic-locking check.
+            guard let old = try readCurrent(update.id, expected: update.expectedVersion) else {
+                if update.expectedVersion == nil {
+                    conflicts.append(SaveConflict(objectID: update.id, expectedVersion: 0, storedVersion: nil))
+                }
+                return
             }
+            try writeRow(update.id, columns: columns(of: update, id: update.id), old: old)
             return
         }
-        try writeRow(update.id, columns: columns(of: update, id: update.id), old: old)
+        // A conflict the merge policy resolves here, under the write lock, so no other writer
+        // can slip in between resolving and writing.
+        guard let stored else {
+            vanished.append(update.id)  // deleted by another writer: the store wins
+            return
+        }
+        let mine = columns(of: update, id: update.id)
+        var merged = stored.columns
+        switch policy {
+        case .error, .overwrite:
+            merged = mine
+        case .objectTrumps:
+            for slot in update.changedSlots where slot < merged.count && slot < mine.count { merged[slot] = mine[slot] }
+        case .storeTrumps:
+            // Keep a change only where the other writer left the value as this context read it.
+            let read = update.readColumns.map { columns(of: SaveRequest.RowWrite(id: update.id, columns: $0), id: update.id) } ?? []
+            for slot in update.changedSlots where slot < merged.count && slot < mine.count && slot < read.count && merged[slot] == read[slot] {
+                merged[slot] = mine[slot]
+            }
+        case .rollback:
+            written[update.id] = stored  // unchanged; the context takes the stored row
+            return
+        }
+        try writeRow(update.id, columns: merged, old: stored)
     }
 
     private func writeInsert(_ insert: SaveRequest.RowWrite) throws {

@@ -12,6 +12,10 @@ struct SaveRequest: Sendable {
         var columns: [WriteColumn]
         /// The version the context read; nil skips the optimistic-locking check.
         var expectedVersion: UInt64?
+        /// For updates: the slots the context changed, and the committed values it read, so a
+        /// conflict can be merged property by property inside the transaction.
+        var changedSlots: [Int] = []
+        var readColumns: [WriteColumn]?
     }
 
     struct RowDelete: Sendable {
@@ -50,6 +54,8 @@ struct SaveRequest: Sendable {
     var orderedLists: [OrderedList] = []
     var orderedAppends: [OrderedAppend] = []
     var joinChanges: [JoinChange] = []
+    /// How optimistic-locking conflicts of updates are resolved (under the write lock).
+    var mergePolicy: MergePolicy = .error
 
     var isEmpty: Bool {
         inserts.isEmpty && updates.isEmpty && deletes.isEmpty && orderedLists.isEmpty && orderedAppends.isEmpty && joinChanges.isEmpty
@@ -62,4 +68,6 @@ struct SaveResult: Sendable {
     var permanentIDs: [ObjectID: ObjectID] = [:]
     /// The rows as now stored (new versions, order columns), by permanent ID.
     var writtenRows: [ObjectID: StoredRow] = [:]
+    /// Updated objects whose rows another writer had deleted (the merge policy dropped them).
+    var vanished: [ObjectID] = []
 }
