@@ -283,6 +283,7 @@ struct OrderedLimitTests {
             #expect(try context.fetch(request, as: StopTime.self).map(\.objectID) == Array(all.prefix(3)))
             let statistics = try #require(try context.explain(request).first)
             #expect(statistics.plan.hasPrefix("SEARCH index.StopTime.by_stop_departureTime"))
+            #expect(statistics.plan.hasSuffix(" ORDER BY departureTime LIMIT 3"))
             #expect(statistics.rowsExamined < 10, "examined \(statistics.rowsExamined) of \(all.count)")
             request.sortDescriptors = [ObjectSortDescriptor("departureTime", ascending: false)]
             request.fetchLimit = 0

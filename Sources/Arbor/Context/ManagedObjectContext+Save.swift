@@ -149,6 +149,9 @@ extension ManagedObjectContext {
             }
         }
         try applySaveResults(prepared, saved: saved)
+        // Objects another writer deleted under us were not saved: they left this context.
+        let vanished = Set(prepared.flatMap(\.result.vanished))
+        updatedObjects.removeAll { vanished.contains($0.objectID) }
         coordinator.saveObservers.post(didSaveNotification(inserted: insertedObjects, updated: updatedObjects, deleted: deletedIDs))
     }
 

@@ -76,6 +76,7 @@ extension PersistentStore {
             let prefix = index.slots.prefix { equalities.contains($0) }.count
             if prefix < index.slots.count, index.slots[prefix] == attribute.slot {
                 orderedIndex = (index, ordered.ascending, ordered.count, prefix)
+                plan.ordering = "ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)"
             }
         }
         // Residual conditions run cheapest first, whatever order they were written in.

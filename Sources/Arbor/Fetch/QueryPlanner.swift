@@ -24,6 +24,8 @@ struct QueryPlan: CustomStringConvertible {
     /// What must still be evaluated on each row read: the whole predicate, or what is left
     /// after the conjuncts the index range and key filters answer exactly.
     var residual: Residual = .whole
+    /// An ordered walk of the range that stops at the limit (`ORDER BY name LIMIT 5`).
+    var ordering: String?
 
     enum Residual {
         case whole
@@ -37,7 +39,7 @@ struct QueryPlan: CustomStringConvertible {
             return "MULTI-INDEX OR: " + branches.map(\.description).joined(separator: " ∪ ")
         case .index(let index, let ranges):
             return "SEARCH \(index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
-                + (ranges.count > 1 ? " × \(ranges.count) ranges" : "")
+                + (ranges.count > 1 ? " × \(ranges.count) ranges" : "") + (ordering.map { " " + $0 } ?? "")
         }
     }
 }
