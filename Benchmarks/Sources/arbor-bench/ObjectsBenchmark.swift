@@ -77,8 +77,13 @@ struct TransitData {
     }
 }
 
+/// The stop and stop-time classes of both object benchmarks (`objects` uses `stopID`,
+/// `transit` uses `identifier` and `normalizedName`; a property whose attribute a model lacks is
+/// simply never read).
 final class BenchStop: ManagedObject {
     @Attribute("stopID") var stopID: String
+    @Attribute("identifier") var identifier: Int64
+    @Attribute("normalizedName") var normalizedName: String
     @Attribute("name") var name: String
     @Attribute("latitude") var latitude: Double
     @Attribute("longitude") var longitude: Double

@@ -2,22 +2,6 @@ import Arbor
 import Foundation
 import GRDB
 
-final class TransitStop: ManagedObject {
-    @Attribute("identifier") var identifier: Int64
-    @Attribute("name") var name: String
-    @Attribute("normalizedName") var normalizedName: String
-    @Attribute("latitude") var latitude: Double
-    @Attribute("longitude") var longitude: Double
-}
-
-final class TransitStopTime: ManagedObject {
-    @Attribute("arrivalTime") var arrivalTime: Date
-    @Attribute("departureTime") var departureTime: Date
-    @Attribute("pickupType") var pickupType: Int16
-    @Attribute("dropOffType") var dropOffType: Int16
-    @Relationship("stop") var stop: TransitStop?
-}
-
 /// The transit store through Arbor's public API: the model of DEVELOPERS.md.
 struct ArborTransitSide {
     let path: String
@@ -25,13 +9,13 @@ struct ArborTransitSide {
 
     static func model(compoundStopDeparture: Bool) throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Stop", class: TransitStop.self,
+            EntityDescription("Stop", class: BenchStop.self,
                               attributes: [AttributeDescription("identifier", .int64, indexed: true), AttributeDescription("name", .string),
                                            AttributeDescription("normalizedName", .string, indexed: true),
                                            AttributeDescription("latitude", .double), AttributeDescription("longitude", .double)],
                               relationships: [.toMany("stopTimes", "StopTime", inverse: "stop", ordered: true, deleteRule: .cascade)],
                               indexes: [IndexDescription(["longitude", "latitude"]), IndexDescription(["name"], normalized: true)]),
-            EntityDescription("StopTime", class: TransitStopTime.self,
+            EntityDescription("StopTime", class: BenchStopTime.self,
                               attributes: [AttributeDescription("arrivalTime", .date), AttributeDescription("departureTime", .date),
                                            AttributeDescription("pickupType", .int16, defaultValue: .int(0)),
                                            AttributeDescription("dropOffType", .int16, defaultValue: .int(0))],
@@ -68,9 +52,9 @@ struct ArborTransitSide {
     func importFeed(_ feed: TransitFeed, batch: Int = 10_000) throws {
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            var stops: [TransitStop] = []
+            var stops: [BenchStop] = []
             for stop in feed.stops {
-                let object = TransitStop(context: context)
+                let object = BenchStop(context: context)
                 object.identifier = stop.identifier
                 object.name = stop.name
                 object.normalizedName = QueryPoints.fold(stop.name)
@@ -83,12 +67,12 @@ struct ArborTransitSide {
             stops = []
             context.reset()
             for (index, time) in feed.stopTimes.enumerated() {
-                let object = TransitStopTime(context: context)
+                let object = BenchStopTime(context: context)
                 object.arrivalTime = Date(timeIntervalSince1970: Double(time.arrival))
                 object.departureTime = Date(timeIntervalSince1970: Double(time.departure))
                 object.pickupType = Int16(time.pickup)
                 object.dropOffType = Int16(time.dropOff)
-                object.stop = context.object(with: ids[Int(time.stop)]) as? TransitStop
+                object.stop = context.object(with: ids[Int(time.stop)]) as? BenchStop
                 if (index + 1) % batch == 0 {
                     try context.save()
                     context.reset()
@@ -136,7 +120,7 @@ struct ArborTransitSide {
             var request = FetchRequest(entityName: "Stop", predicate: try Self.box(QueryPoints.box(points.points[index], meters: meters)))
             request.fetchLimit = 200
             request.returnsObjectsAsFaults = false
-            return try context.fetch(request, as: TransitStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
+            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
         }
     }
 
@@ -148,7 +132,7 @@ struct ArborTransitSide {
             var request = FetchRequest(entityName: "Stop", predicate: .and([box, window]))
             request.fetchLimit = 200
             request.returnsObjectsAsFaults = false
-            return try context.fetch(request, as: TransitStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
+            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
         }
     }
 
@@ -158,7 +142,7 @@ struct ArborTransitSide {
                                               ["prefix": .string(points.prefixes[index])])
             var request = FetchRequest(entityName: "Stop", predicate: predicate)
             request.returnsObjectsAsFaults = false
-            return try context.fetch(request, as: TransitStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
+            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
         }
     }
 
@@ -169,7 +153,7 @@ struct ArborTransitSide {
             var request = FetchRequest(entityName: "StopTime")
             request.fetchBatchSize = 50
             var sum = 0
-            for time in try context.fetchResults(request, as: TransitStopTime.self) { sum += Int(time.departureTime.timeIntervalSince1970) }
+            for time in try context.fetchResults(request, as: BenchStopTime.self) { sum += Int(time.departureTime.timeIntervalSince1970) }
             return sum
         }
     }
