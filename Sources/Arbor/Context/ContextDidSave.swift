@@ -107,8 +107,7 @@ extension ManagedObjectContext {
         }
         for id in notification.deleted {
             guard let object = registeredObject(for: id) else { continue }
-            unregister(object)
-            object.managedObjectContext = nil
+            detach(object)
             object.isFaultState = true
         }
         // Rows in the stores' caches were replaced by the save; objects refreshed above read them.

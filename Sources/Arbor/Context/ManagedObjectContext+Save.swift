@@ -179,8 +179,7 @@ extension ManagedObjectContext {
         pendingFailures = []
         for object in saved {
             if object.deletedFlag || vanished.contains(object.objectID) {
-                unregister(object)
-                object.managedObjectContext = nil
+                detach(object)
                 continue
             }
             if let newID = permanent[object.objectID] {
@@ -316,8 +315,7 @@ extension ManagedObjectContext {
     public func rollback() {
         for object in Array(changed.values) {
             if object.insertedFlag || (object.deletedFlag && object.objectID.isTemporaryID) {
-                unregister(object)
-                object.managedObjectContext = nil
+                detach(object)
             } else {
                 refresh(object, mergeChanges: false)
             }

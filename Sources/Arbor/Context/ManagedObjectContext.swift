@@ -114,6 +114,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         if registered.count > purgeThreshold { purgeReleased() }
     }
 
+    /// Takes `object` out of this context: forgotten by the identity map and the changed set,
+    /// its `managedObjectContext` nil (deleted and saved, gone from the store, or given way).
+    func detach(_ object: ManagedObject) {
+        unregister(object)
+        object.managedObjectContext = nil
+    }
+
     func unregister(_ object: ManagedObject) {
         if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
         unmarkChanged(object)

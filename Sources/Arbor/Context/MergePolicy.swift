@@ -31,9 +31,7 @@ extension ManagedObjectContext {
             guard let object = changed[conflict.objectID] ?? registeredObject(for: conflict.objectID) else { continue }
             let store = try store(for: conflict.objectID)
             guard let stored = try store.row(for: conflict.objectID, maxAge: 0) else {
-                unmarkChanged(object)
-                unregister(object)
-                object.managedObjectContext = nil
+                detach(object)
                 continue
             }
             switch mergePolicy {
@@ -82,11 +80,8 @@ extension ManagedObjectContext {
                 guard let stored = try store.row(for: existing, maxAge: 0) else { continue }  // gone: the retry inserts
                 // The stored object's own instance here, if any, gives way to the inserted one.
                 if let registeredTwin = registeredObject(for: existing), registeredTwin !== object {
-                    unmarkChanged(registeredTwin)
-                    unregister(registeredTwin)
-                    registeredTwin.managedObjectContext = nil
+                    detach(registeredTwin)
                 }
-                unmarkChanged(object)
                 unregister(object)
                 object.objectID = existing
                 object.insertedFlag = false
@@ -94,9 +89,7 @@ extension ManagedObjectContext {
                 register(object)
                 markChanged(object)
             case .storeTrumps, .rollback:
-                unmarkChanged(object)
-                unregister(object)
-                object.managedObjectContext = nil
+                detach(object)
             }
             remapReferences(from: temporary, to: existing)
         }

@@ -55,15 +55,7 @@ final class KeyFilter {
         case .oneOf(let values): return values.contains { Self.compare(component, $0) == 0 }
         case .range(let lower, let upper):
             if component[0] == TupleValue.null.tag { return false }
-            if let (bound, inclusive) = lower {
-                let order = Self.compare(component, bound)
-                if order < 0 || (order == 0 && !inclusive) { return false }
-            }
-            if let (bound, inclusive) = upper {
-                let order = Self.compare(component, bound)
-                if order > 0 || (order == 0 && !inclusive) { return false }
-            }
-            return true
+            return QueryPlanner.within(lower, upper) { Self.compare(component, $0) }
         case .prefix(let prefix):
             guard component.count >= prefix.count else { return false }
             return Self.compare(UnsafeRawBufferPointer(rebasing: component[0..<prefix.count]), prefix) == 0

@@ -163,6 +163,21 @@ enum QueryPlanner {
         return filters
     }
 
+    /// Whether a value lies within optional (bound, inclusive) limits, given its order
+    /// relative to a bound (negative: below it).
+    @inline(__always)
+    static func within<Bound>(_ lower: (Bound, Bool)?, _ upper: (Bound, Bool)?, order: (Bound) -> Int) -> Bool {
+        if let (bound, inclusive) = lower {
+            let relation = order(bound)
+            if relation < 0 || (relation == 0 && !inclusive) { return false }
+        }
+        if let (bound, inclusive) = upper {
+            let relation = order(bound)
+            if relation > 0 || (relation == 0 && !inclusive) { return false }
+        }
+        return true
+    }
+
     /// Whether a key component meets a condition (tuple order is the index order).
     static func matches(_ value: TupleValue, _ condition: Condition) -> Bool {
         switch condition {
@@ -170,15 +185,7 @@ enum QueryPlanner {
         case .oneOf(let values): return values.contains { TupleKey.compare(value, $0) == 0 }
         case .range(let lower, let upper):
             if isNull(value) { return false }
-            if let (bound, inclusive) = lower {
-                let order = TupleKey.compare(value, bound)
-                if order < 0 || (order == 0 && !inclusive) { return false }
-            }
-            if let (bound, inclusive) = upper {
-                let order = TupleKey.compare(value, bound)
-                if order > 0 || (order == 0 && !inclusive) { return false }
-            }
-            return true
+            return within(lower, upper) { TupleKey.compare(value, $0) }
         case .prefix(let prefix):
             guard case .string(let text) = value else { return false }
             return text.utf8.starts(with: prefix.utf8)

@@ -1,8 +1,5 @@
 import Arbor
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// How a feed is imported.
 public struct GTFSImportOptions: Sendable {
@@ -58,22 +55,14 @@ public enum GTFSImporter {
         if FileManager.default.fileExists(atPath: output.path) {
             try FileManager.default.copyItem(at: output, to: temporary)
         }
-        let compacted = URL(fileURLWithPath: temporary.path + ".compact")
-        defer {
-            try? FileManager.default.removeItem(at: compacted)
-            try? FileManager.default.removeItem(atPath: compacted.path + "-lock")
-        }
-        let result = try run(stopsURL: stopsURL, timesURL: timesURL, store: temporary, compactInto: compacted, options: options,
+        // The compacted copy is written beside `output` and renamed over it once synced.
+        let result = try run(stopsURL: stopsURL, timesURL: timesURL, store: temporary, compactInto: output, options: options,
                              progress: progress)
-        // Every handle on the stores is closed here; publish the compacted one in one step.
-        guard rename(compacted.path, output.path) == 0 else {
-            throw GTFSError(file: output.lastPathComponent, line: 0, .unreadable("cannot move the new store into place: \(String(cString: strerror(errno)))"))
-        }
         return result
     }
 
-    /// Imports into `store`, then writes its compacted copy to `compactInto`: copy-on-write
-    /// batches leave free pages behind, and a shipped store should have none.
+    /// Imports into `store`, then writes its compacted copy to `compactInto` (atomically, by
+    /// rename): copy-on-write batches leave free pages behind, and a shipped store should have none.
     private static func run(stopsURL: URL, timesURL: URL, store: URL, compactInto: URL, options: GTFSImportOptions,
                             progress: (GTFSImportProgress) -> Void) throws -> GTFSImportResult {
         // The working file needs no durability of its own: only its compacted copy, synced before
