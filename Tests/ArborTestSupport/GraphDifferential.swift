@@ -42,6 +42,12 @@ public final class GraphDifferential {
     var context: ManagedObjectContext
     var current = ReferenceGraph()
     var committed = ReferenceGraph()
+    /// With child contexts: the context saving to the store, whose child `context` is; and
+    /// the graph the root holds (what the child last pushed).
+    var root: ManagedObjectContext?
+    var pushed = ReferenceGraph()
+    /// What the context falls back to on rollback: the parent's graph or the stored one.
+    var base: ReferenceGraph { root == nil ? committed : pushed }
     /// Handle → object ID (temporary for unsaved objects).
     var ids: [Int: ObjectID] = [:]
     /// Objects inserted since the last save, held to learn their permanent IDs.
@@ -51,13 +57,21 @@ public final class GraphDifferential {
     var nextHandle = 0
     public private(set) var log: [String] = []
 
-    public init() throws {
+    /// `childContext`: the operations run in a child context, whose saves push into a root
+    /// context that saves to the store at random times.
+    public init(childContext: Bool = false) throws {
         model = try GraphModel.make()
         file = SimulatedFile()
         store = try PersistentStore(file: file, model: model)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.add(store)
-        context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        let first = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        if childContext {
+            root = first
+            context = ManagedObjectContext(concurrencyType: .privateQueue, parent: first)
+        } else {
+            context = first
+        }
     }
 
     func object(_ handle: Int) -> ManagedObject? {
@@ -169,10 +183,10 @@ public final class GraphDifferential {
             current.deleteTag(tagHandle)
             log.append("delete tag \(tagHandle)")
         case 13, 14:
-            try save()
+            try save(toStore: source.below(2) == 0)
         case 15:
             context.rollback()
-            current = committed
+            current = base
             forgetUnsaved()
             log.append("rollback")
         default:
@@ -182,7 +196,7 @@ public final class GraphDifferential {
                 // Discarding one object's changes also drops its half of changed relationships
                 // (the inverse side stays changed), which the reference cannot express: discard
                 // only when nothing is pending.
-                let merge = source.below(2) == 0 || current != committed
+                let merge = source.below(2) == 0 || current != base
                 context.refresh(node, mergeChanges: merge)
                 log.append("refresh \(handle) merge=\(merge)")
             case 1:
@@ -190,7 +204,7 @@ public final class GraphDifferential {
                 log.append("refresh all")
             default:
                 context.reset()
-                current = committed
+                current = base
                 forgetUnsaved()
                 log.append("reset")
             }
@@ -202,15 +216,30 @@ public final class GraphDifferential {
         unsaved = [:]
     }
 
-    func save() throws {
+    /// Saves the context; with a child context, `toStore` also saves the root and merges its
+    /// did-save notification into the child (which then knows the permanent IDs).
+    func save(toStore: Bool = true) throws {
         try context.save()
         for (handle, object) in unsaved {
             let exists = current.nodes[handle] != nil || current.tags[handle] != nil
             ids[handle] = exists ? object.objectID : nil
         }
         unsaved = [:]
-        for handle in committed.nodes.keys where current.nodes[handle] == nil { ids[handle] = nil }
-        for handle in committed.tags.keys where current.tags[handle] == nil { ids[handle] = nil }
+        for handle in base.nodes.keys where current.nodes[handle] == nil { ids[handle] = nil }
+        for handle in base.tags.keys where current.tags[handle] == nil { ids[handle] = nil }
+        if let root {
+            pushed = current
+            log.append("save into parent")
+            guard toStore, let coordinator = root.persistentStoreCoordinator else { return }
+            let received = Locked<[ContextDidSave]>([])
+            let observation = coordinator.addDidSaveObserver { notification in received.withLock { $0.append(notification) } }
+            try root.performAndWait { try root.save() }
+            observation.cancel()
+            for notification in received.withLock({ $0 }) {
+                context.mergeChanges(fromContextDidSave: notification)
+                for (handle, id) in ids { ids[handle] = notification.permanentIDs[id] ?? id }
+            }
+        }
         committed = current
         for (handle, id) in ids { everSaved[handle] = id }
         log.append("save")

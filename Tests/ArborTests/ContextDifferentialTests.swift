@@ -15,3 +15,17 @@ struct ContextDifferentialTests {
         }
     }
 }
+
+@Suite("A child context against a reference object graph")
+struct ChildContextDifferentialTests {
+    @Test("the same random operations in a child context, saved into its parent and, at random, to the store", arguments: 0..<16)
+    func randomOperationsInChild(seed: UInt64) throws {
+        let runner = try GraphDifferential(childContext: true)
+        var source = ByteSource(seed: 0xC41D &+ seed)
+        do {
+            try runner.run(&source, steps: 400)
+        } catch let mismatch as GraphDifferential.Mismatch {
+            Issue.record("seed \(seed): \(mismatch.description)")
+        }
+    }
+}

@@ -14,6 +14,9 @@ public struct ContextDidSave: Sendable {
     public let contextName: String?
     /// The saving context, so a context skips its own saves when merging.
     let source: ObjectIdentifier
+    /// The permanent ID of each inserted object by its temporary ID (a child context that
+    /// pushed the object knows it by the temporary one until it merges this notification).
+    public internal(set) var permanentIDs: [ObjectID: ObjectID] = [:]
 }
 
 /// A registration for did-save notifications; `cancel()` (or releasing it) ends it.
@@ -79,11 +82,18 @@ extension PersistentStoreCoordinator {
 extension ManagedObjectContext {
     /// Whether the saves of other contexts on the coordinator are merged into this one as they
     /// commit (with `mergeChanges(fromContextDidSave:)`, scheduled on this context's queue) —
-    /// a view context that follows background imports.
+    /// a view context that follows background imports. A child context follows its parent
+    /// instead: the parent's saves, the changes merged into it and its other children's saves.
     public var automaticallyMergesChangesFromParent: Bool {
         get { mergeObservation != nil }
         set {
-            if newValue, mergeObservation == nil, let coordinator = persistentStoreCoordinator {
+            if newValue, mergeObservation == nil, let parent {
+                // A child follows its parent: the parent's saves, merges and other children's saves.
+                mergeObservation = parent.changeObservers.add { [weak self] notification in
+                    guard let self, notification.source != ObjectIdentifier(self) else { return }
+                    self.perform { self.mergeChanges(fromContextDidSave: notification) }
+                }
+            } else if newValue, mergeObservation == nil, let coordinator = persistentStoreCoordinator {
                 mergeObservation = coordinator.addDidSaveObserver { [weak self] notification in
                     guard let self, notification.source != ObjectIdentifier(self) else { return }
                     self.perform { self.mergeChanges(fromContextDidSave: notification) }
@@ -102,6 +112,7 @@ extension ManagedObjectContext {
     /// Notifications of this context's own saves are ignored.
     public func mergeChanges(fromContextDidSave notification: ContextDidSave) {
         guard notification.source != ObjectIdentifier(self) else { return }
+        if !notification.permanentIDs.isEmpty { adoptPermanentIDs(notification.permanentIDs) }
         for id in notification.updated {
             if let object = registeredObject(for: id) { refresh(object, mergeChanges: true) }
         }
@@ -111,6 +122,34 @@ extension ManagedObjectContext {
             object.isFaultState = true
         }
         // Rows in the stores' caches were replaced by the save; objects refreshed above read them.
+        changeObservers.post(notification)
+    }
+
+    /// Gives objects known here by a temporary ID that a save (of an ancestor) made permanent
+    /// their permanent ID, in the identity map and in every reference and member list.
+    func adoptPermanentIDs(_ permanent: [ObjectID: ObjectID]) {
+        purgeReleased()
+        let remap: (ObjectID) -> ObjectID = { permanent[$0] ?? $0 }
+        for box in Array(registered.values) {
+            guard let object = box.object else { continue }
+            if let newID = permanent[object.objectID], registered[newID]?.object == nil {
+                let wasChanged = object.isMarkedChanged
+                unregister(object)
+                object.objectID = newID
+                register(object)
+                if wasChanged { markChanged(object) }
+            }
+            object.committedValues = object.committedValues?.map { $0.remapped(remap) }
+            object.changes.updateEach { $0 = $0.remapped(remap) }
+            for slot in object.toMany.indices {
+                guard var state = object.toMany[slot] else { continue }
+                state.committed = state.committed?.map(remap)
+                state.current = state.current?.map(remap)
+                state.added = state.added.map(remap)
+                state.removed = Set(state.removed.map(remap))
+                object.toMany[slot] = state
+            }
+        }
     }
 
     /// The did-save notification of a save that just committed, from the objects it saved

@@ -5,6 +5,11 @@ extension ManagedObjectContext {
     /// - Throws: `ContextError.objectNotFound` when the row is gone; store errors.
     func fulfill(_ object: ManagedObject) throws {
         guard object.isFaultState, !object.insertedFlag else { return }
+        if let parent {
+            try fulfillFromParent(object, parent: parent)
+            object.awakeFromFetch()
+            return
+        }
         // A temporary ID names an object inserted in some context and never saved: no row.
         guard !object.objectID.isTemporaryID else { throw ContextError.objectNotFound(object.objectID) }
         let store = try store(for: object.objectID)
@@ -70,7 +75,9 @@ extension ManagedObjectContext {
         var state = object.toMany[relationship.slot] ?? ToManyState()
         if state.current == nil {
             var stored: [ObjectID] = []
-            if !object.insertedFlag && !object.objectID.isTemporaryID {
+            if let parent, !object.insertedFlag {
+                stored = parentMembers(object, relationship, parent: parent)
+            } else if !object.insertedFlag && !object.objectID.isTemporaryID {
                 do {
                     stored = try store(for: object.objectID).members(of: relationship, owner: object.objectID)
                 } catch {
@@ -86,7 +93,9 @@ extension ManagedObjectContext {
     /// The stored members of a to-many relationship (ignoring unsaved changes).
     func committedMembers(_ object: ManagedObject, _ relationship: EntityInfo.Relationship) -> [ObjectID] {
         if let committed = object.toMany[relationship.slot]?.committed { return committed }
-        if object.insertedFlag || object.objectID.isTemporaryID { return [] }
+        if object.insertedFlag { return [] }
+        if let parent { return parentMembers(object, relationship, parent: parent) }
+        if object.objectID.isTemporaryID { return [] }
         do {
             return try store(for: object.objectID).members(of: relationship, owner: object.objectID)
         } catch {

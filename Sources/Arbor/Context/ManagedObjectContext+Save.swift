@@ -17,6 +17,7 @@ extension ManagedObjectContext {
     /// are resolved by the policy too, and the save is tried again.
     /// - Throws: `ValidationError`, `StoreError.conflicts`, `StoreError` for I/O and read-only stores.
     public func save() throws {
+        if let parent { return try saveIntoParent(parent) }
         var attempts = 0
         while true {
             do {
@@ -148,11 +149,14 @@ extension ManagedObjectContext {
                 updatedObjects.append(object)
             }
         }
-        try applySaveResults(prepared, saved: saved)
+        let permanentIDs = try applySaveResults(prepared, saved: saved)
         // Objects another writer deleted under us were not saved: they left this context.
         let vanished = Set(prepared.flatMap(\.result.vanished))
         updatedObjects.removeAll { vanished.contains($0.objectID) }
-        coordinator.saveObservers.post(didSaveNotification(inserted: insertedObjects, updated: updatedObjects, deleted: deletedIDs))
+        var notification = didSaveNotification(inserted: insertedObjects, updated: updatedObjects, deleted: deletedIDs)
+        notification.permanentIDs = permanentIDs
+        coordinator.saveObservers.post(notification)
+        changeObservers.post(notification)
     }
 
     private func writeColumns(_ object: ManagedObject) -> [WriteColumn] {
@@ -165,7 +169,8 @@ extension ManagedObjectContext {
         }
     }
 
-    private func applySaveResults(_ prepared: [PreparedSave], saved: [ManagedObject]) throws {
+    /// Returns the permanent ID of each object inserted by the save, by its temporary ID.
+    private func applySaveResults(_ prepared: [PreparedSave], saved: [ManagedObject]) throws -> [ObjectID: ObjectID] {
         var permanent: [ObjectID: ObjectID] = [:]
         var rows: [ObjectID: (StoredRow, PersistentStore)] = [:]
         var vanished: Set<ObjectID> = []
@@ -175,6 +180,7 @@ extension ManagedObjectContext {
             vanished.formUnion(save.result.vanished)
         }
         let remap: (ObjectID) -> ObjectID = { permanent[$0] ?? $0 }
+        if hasChildren.withLock({ $0 }) { savedTemporaryIDs.merge(permanent) { _, new in new } }
         clearChanged()
         pendingFailures = []
         for object in saved {
@@ -203,6 +209,7 @@ extension ManagedObjectContext {
         }
         // Only changed objects can hold temporary IDs (adding a member changes the owner), and
         // each of them was remapped above: the rest of the identity map needs no pass.
+        return permanent
     }
 
     /// Every validation failure of the pending changes.

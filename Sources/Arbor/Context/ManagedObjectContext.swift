@@ -1,3 +1,4 @@
+import ArborEngine
 import Dispatch
 import Foundation
 
@@ -24,6 +25,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     public let concurrencyType: ConcurrencyType
     public let persistentStoreCoordinator: PersistentStoreCoordinator?
+    /// The context this one saves into (a child context), or nil when it saves to the stores.
+    public let parent: ManagedObjectContext?
     /// A name for debugging.
     public var name: String?
     /// How old (in seconds) a row in the store's row cache may be to fulfill a fault. Negative
@@ -47,13 +50,38 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     private var purgeThreshold = 2_048
     /// Set while `automaticallyMergesChangesFromParent` is on.
     var mergeObservation: SaveObservation?
+    /// Told of every change to what this context's children see: its own saves, its children's
+    /// saves into it and merges into it.
+    let changeObservers = SaveObservers()
+    /// Set once a child context exists: saves then remember which permanent ID each temporary
+    /// ID became (`savedTemporaryIDs`), so children holding the temporary ID still find the object.
+    let hasChildren = Locked(false)
+    var savedTemporaryIDs: [ObjectID: ObjectID] = [:]
 
     var model: ManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
 
     /// A context on `coordinator`.
-    public init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator?) {
+    public convenience init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator?) {
+        self.init(concurrencyType: concurrencyType, coordinator: coordinator, parent: nil)
+    }
+
+    /// A child context of `parent` (Core Data's nested context): it reads through the parent —
+    /// faults take the parent's current values, fetches include the parent's unsaved changes —
+    /// and `save()` pushes its changes into the parent only; the parent's save writes them to
+    /// the stores. The child holds its parent strongly.
+    ///
+    /// The child calls into the parent with `parent.performAndWait`: never block the parent's
+    /// queue waiting for the child (a main-queue parent and a child waited on from the main
+    /// thread would deadlock, as in Core Data).
+    public convenience init(concurrencyType: ConcurrencyType, parent: ManagedObjectContext) {
+        parent.hasChildren.withLock { $0 = true }
+        self.init(concurrencyType: concurrencyType, coordinator: parent.persistentStoreCoordinator, parent: parent)
+    }
+
+    private init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator?, parent: ManagedObjectContext?) {
         self.concurrencyType = concurrencyType
         self.persistentStoreCoordinator = coordinator
+        self.parent = parent
         switch concurrencyType {
         case .mainQueue: queue = DispatchQueue.main
         case .privateQueue: queue = DispatchQueue(label: "arbor.context")

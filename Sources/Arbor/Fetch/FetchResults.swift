@@ -89,6 +89,11 @@ extension ManagedObjectContext {
     /// Loads the rows of several faults in one read transaction; rows that are gone leave
     /// their object a fault (reading it then reports `objectNotFound`).
     func fill(_ faults: [ManagedObject], from store: PersistentStore) {
+        if parent != nil {
+            // A child's objects take their parent's state, which may differ from the rows.
+            for object in faults { fulfillQuietly(object) }
+            return
+        }
         let maxAge: TimeInterval? = stalenessInterval < 0 ? nil : stalenessInterval
         var missing: [ManagedObject] = []
         for object in faults {
@@ -128,7 +133,7 @@ extension ManagedObjectContext {
         var ids = ContiguousArray<FetchResults<T>.CompactID>()
         var unsaved: [ObjectID] = []
         let simple = request.sortDescriptors.isEmpty && request.predicate == nil && request.fetchOffset == 0 && request.fetchLimit == 0
-            && (!request.includesPendingChanges || changed.isEmpty)
+            && (!request.includesPendingChanges || changed.isEmpty) && inheritedPendingIDs().isEmpty
         if simple, let info = model.info(named: request.entityName) {
             // Keys only, straight from the row trees: no object or row is kept per result.
             for (index, store) in stores.enumerated() where store.holds(info) && (request.affectedStores.map { $0.contains { $0 === store } } ?? true) {

@@ -14,8 +14,12 @@ extension ManagedObjectContext {
         let fill = !request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty
         let objects = entries.map { entry in
             let object = self.object(with: entry.id)
-            if fill, object.isFaultState, let row = entry.row, let store = try? store(for: entry.id) {
-                try? apply(row, to: object, from: store)
+            if fill, object.isFaultState {
+                if parent != nil {
+                    fulfillQuietly(object)
+                } else if let row = entry.row, let store = try? store(for: entry.id) {
+                    try? apply(row, to: object, from: store)
+                }
             }
             return object
         }
@@ -86,7 +90,9 @@ extension ManagedObjectContext {
         // A stored row's relationships may lead to objects changed in this context: then the
         // store only narrows by the object's own columns and the whole predicate is evaluated
         // on the objects, so the answer is the one in-memory evaluation gives.
-        let pending = request.includesPendingChanges && !changed.isEmpty
+        // A child context sees its ancestors' unsaved changes as if they were stored.
+        let inherited = inheritedPendingIDs()
+        let pending = (request.includesPendingChanges && !changed.isEmpty) || !inherited.isEmpty
         let followsRelationships = request.predicate.map { $0.followsRelationships(info) } ?? false
         let storePredicate = pending && followsRelationships ? request.predicate?.ownColumnConjuncts(info) : request.predicate
         // A sort on one attribute with a limit can stop early when an index has that order.
@@ -111,13 +117,22 @@ extension ManagedObjectContext {
         if pending && followsRelationships, let predicate = request.predicate {
             var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
             entries = try entries.filter { entry in
-                guard changed[entry.id] == nil else { return true }  // re-evaluated with the pending changes below
+                guard changed[entry.id] == nil, !inherited.contains(entry.id) else { return true }  // re-evaluated below
                 let object = self.object(with: entry.id)
-                if object.isFaultState, let row = entry.row, let store = try? store(for: entry.id) { try apply(row, to: object, from: store) }
+                if object.isFaultState {
+                    if parent != nil {
+                        guard fulfillQuietly(object) else { return false }
+                    } else if let row = entry.row, let store = try? store(for: entry.id) {
+                        try apply(row, to: object, from: store)
+                    }
+                }
                 return try evaluator.evaluate(predicate, ObjectSubject(object: object, context: self))
             }
         }
-        if request.includesPendingChanges { try mergePendingChanges(into: &entries, request: request, info: info, keyPaths: keyPaths) }
+        if pending {
+            try mergePendingChanges(into: &entries, request: request, info: info, keyPaths: keyPaths,
+                                    own: request.includesPendingChanges, inherited: inherited)
+        }
         if !request.sortDescriptors.isEmpty {
             entries.sort { Self.precedes($0, $1, request.sortDescriptors) }
         }
@@ -141,12 +156,21 @@ extension ManagedObjectContext {
 
     /// Replaces stored rows of changed objects by their in-memory state, drops deleted ones and
     /// adds matching inserted ones.
+    /// `own`: this context's changes count; `inherited`: IDs its ancestors changed (their
+    /// current state comes through the parent).
     private func mergePendingChanges(into entries: inout [FetchedRow], request: FetchRequest, info: EntityInfo,
-                                     keyPaths: [[String]]) throws {
-        guard !changed.isEmpty else { return }
-        entries.removeAll { changed[$0.id] != nil }
+                                     keyPaths: [[String]], own: Bool, inherited: Set<ObjectID>) throws {
+        let mine = own ? Array(changed.values) : []
+        entries.removeAll { (own && changed[$0.id] != nil) || inherited.contains($0.id) }
+        var candidates = mine
+        for id in inherited where !own || changed[id] == nil {
+            let object = self.object(with: id)
+            // Deleted in an ancestor, or gone: not a result.
+            guard object.insertedFlag || (try? fulfill(object)) != nil else { continue }
+            candidates.append(object)
+        }
         var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
-        for object in changed.values where !object.deletedFlag {
+        for object in candidates where !object.deletedFlag {
             let matchesEntity = request.includesSubentities ? info.includes(object.info) : object.info === info
             guard matchesEntity else { continue }
             let subject = ObjectSubject(object: object, context: self)

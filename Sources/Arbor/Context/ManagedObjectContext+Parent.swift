@@ -1,0 +1,176 @@
+// Child contexts: a child reads through its parent and saves into it.
+
+/// One object's state in a parent context, as its child sees it.
+struct ParentState {
+    /// The object's ID in the parent (permanent when the parent saved it since the child read it).
+    var id: ObjectID
+    var values: [PropertyValue]
+    var version: UInt64?
+}
+
+/// One object's changes, pushed by a child's save into its parent.
+struct ChildChange {
+    var id: ObjectID
+    var inserted: Bool
+    var deleted: Bool
+    /// Changed column slots (every slot for an inserted object) and their values.
+    var values: [(slot: Int, value: PropertyValue)]
+    /// Changed to-many relationships: slot, the whole current member list, and whether the
+    /// child rearranged the order.
+    var toMany: [(slot: Int, members: [ObjectID], reordered: Bool)]
+}
+
+extension ManagedObjectContext {
+    // MARK: Reading through the parent (run on the parent's queue)
+
+    /// The ID `id` has in this context: a temporary ID this context saved becomes permanent.
+    func currentID(_ id: ObjectID) -> ObjectID { id.isTemporaryID ? savedTemporaryIDs[id] ?? id : id }
+
+    /// The current state of the object `id` here, for a child's fault.
+    /// - Throws: `ContextError.objectNotFound` when it is deleted here or has no row.
+    func stateForChild(_ id: ObjectID) throws -> ParentState {
+        let object = self.object(with: currentID(id))
+        guard !object.deletedFlag else { throw ContextError.objectNotFound(id) }
+        try fulfill(object)
+        let values = (0..<object.info.columnCount).map { currentValue(object, slot: $0) }
+        return ParentState(id: object.objectID, values: values, version: object.committedVersion)
+    }
+
+    /// The current members of a to-many relationship of `id` here, for a child.
+    func membersForChild(_ id: ObjectID, _ relationship: EntityInfo.Relationship) -> [ObjectID] {
+        let object = self.object(with: currentID(id))
+        if object.deletedFlag { return [] }
+        return members(object, relationship)
+    }
+
+    /// The IDs of objects with unsaved changes here and in every ancestor: what a child's fetch
+    /// must evaluate in memory rather than from the stored rows.
+    func pendingIDsForChildren() -> Set<ObjectID> {
+        var ids = Set(changed.keys)
+        if let parent { ids.formUnion(parent.performAndWait { parent.pendingIDsForChildren() }) }
+        return ids
+    }
+
+    /// The ancestors' unsaved changes a fetch in this context must see (empty for a root context).
+    func inheritedPendingIDs() -> Set<ObjectID> {
+        guard let parent else { return [] }
+        return parent.performAndWait { parent.pendingIDsForChildren() }
+    }
+
+    /// Loads a fault of a child context from its parent's current state.
+    func fulfillFromParent(_ object: ManagedObject, parent: ManagedObjectContext) throws {
+        let state = try parent.performAndWait { try parent.stateForChild(object.objectID) }
+        if state.id != object.objectID, registered[state.id]?.object == nil {
+            // The parent saved the object since this context inserted it: take the permanent ID.
+            unregister(object)
+            object.objectID = state.id
+            register(object)
+        }
+        object.committedValues = state.values
+        object.committedVersion = state.version
+        object.isFaultState = false
+    }
+
+    /// The members a to-many relationship has in the parent (this context's "stored" members).
+    func parentMembers(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, parent: ManagedObjectContext) -> [ObjectID] {
+        parent.performAndWait { parent.membersForChild(object.objectID, relationship) }
+    }
+
+    // MARK: Saving into the parent
+
+    /// A child's save: validates, then hands every change to the parent in one step on the
+    /// parent's queue; the child's objects then hold what they pushed as their committed state.
+    func saveIntoParent(_ parent: ManagedObjectContext) throws {
+        guard hasChanges else { return }
+        for object in Array(changed.values) where object.hasChanges { object.willSave() }
+        let failures = pendingFailures + validate()
+        guard failures.isEmpty else { throw ValidationError(failures: failures) }
+        let saved = Array(changed.values)
+        var changes: [ChildChange] = []
+        var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ObjectID] = []
+        for object in saved where object.hasChanges {
+            let info = object.info
+            if object.deletedFlag {
+                changes.append(ChildChange(id: object.objectID, inserted: false, deleted: true, values: [], toMany: []))
+                deleted.append(object.objectID)
+                continue
+            }
+            let slots = object.insertedFlag ? Array(0..<info.columnCount) : (0..<info.columnCount).filter { object.changes[$0] != nil }
+            let values = slots.map { (slot: $0, value: currentValue(object, slot: $0)) }
+            var toMany: [(slot: Int, members: [ObjectID], reordered: Bool)] = []
+            for relationship in info.relationships where relationship.kind != .toOne {
+                guard let state = object.toMany[relationship.slot], state.isChanged else { continue }
+                toMany.append((relationship.slot, members(object, relationship), state.orderChanged))
+            }
+            changes.append(ChildChange(id: object.objectID, inserted: object.insertedFlag, deleted: false, values: values, toMany: toMany))
+            if object.insertedFlag { inserted.append(object) } else { updated.append(object) }
+        }
+        let notification = didSaveNotification(inserted: inserted, updated: updated, deleted: deleted)
+        parent.performAndWait { parent.receive(changes, notification: notification) }
+
+        // The pushed state is now this context's committed state.
+        clearChanged()
+        pendingFailures = []
+        for object in saved {
+            if object.deletedFlag {
+                detach(object)
+                continue
+            }
+            object.committedValues = (0..<object.info.columnCount).map { currentValue(object, slot: $0) }
+            object.changes = [:]
+            object.insertedFlag = false
+            object.isFaultState = false
+            for slot in object.toMany.indices { object.toMany[slot]?.commit(remap: { $0 }) }
+        }
+        changeObservers.post(notification)
+    }
+
+    /// Applies a child's changes here, as if made here: they are this context's unsaved changes
+    /// until it saves. Delete rules already ran in the child (their effects are among the
+    /// changes), so deletions only mark objects.
+    func receive(_ changes: [ChildChange], notification: ContextDidSave) {
+        for change in changes where change.inserted {
+            let id = currentID(change.id)
+            guard registered[id]?.object == nil else { continue }
+            let object = id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
+            object.insertedFlag = true
+            object.isFaultState = false
+            register(object)
+            markChanged(object)
+        }
+        for change in changes where !change.deleted {
+            let object = self.object(with: currentID(change.id))
+            for (slot, value) in change.values { object.changes[slot] = value.remapped(currentID) }
+            for (slot, list, reordered) in change.toMany {
+                guard let relationship = object.info.relationships.first(where: { $0.kind != .toOne && $0.slot == slot }) else { continue }
+                _ = members(object, relationship)  // materialize: `committed` is what this context read
+                var state = object.toMany[slot] ?? ToManyState()
+                state.current = list.map(currentID)
+                state.isChanged = true
+                state.orderChanged = state.orderChanged || reordered
+                object.toMany[slot] = state
+            }
+            markChanged(object)
+        }
+        for change in changes where change.deleted {
+            let object = self.object(with: currentID(change.id))
+            object.deletedFlag = true
+            if object.insertedFlag {
+                // Inserted here and deleted in the child: it never reaches the store.
+                object.insertedFlag = false
+                unregister(object)
+            } else {
+                markChanged(object)
+            }
+        }
+        changeObservers.post(notification)
+    }
+}
+
+extension PropertyValue {
+    /// The value with a reference's ID passed through `map`.
+    func remapped(_ map: (ObjectID) -> ObjectID) -> PropertyValue {
+        if case .reference(let target?) = self { return .reference(map(target)) }
+        return self
+    }
+}
