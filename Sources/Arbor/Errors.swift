@@ -11,6 +11,12 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case corruptStore(path: String, detail: String)
     /// The store was written with a different model; `differences` lists each change.
     case modelMismatch(path: String, storeHash: String, modelHash: String, differences: [String])
+    /// The store was written with a different model and the change is not a lightweight
+    /// migration; `changes` names each offending change. The file is untouched.
+    case migrationNotLightweight(path: String, changes: [String])
+    /// A lightweight migration could not finish because the data does not fit the new model
+    /// (a new unique index over equal values). The file is untouched.
+    case migrationFailed(path: String, detail: String)
     /// A row's bytes do not decode; `location` names the tree and key.
     case corruptRow(location: String, detail: String)
     /// A write was attempted on a store opened read-only.
@@ -30,6 +36,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .modelMismatch(let path, let storeHash, let modelHash, let differences):
             return "\(path): the store's model (\(storeHash)) differs from the app's model (\(modelHash)): "
                 + differences.joined(separator: "; ")
+        case .migrationNotLightweight(let path, let changes):
+            return "\(path): the store's model cannot be migrated lightweight: " + changes.joined(separator: "; ")
+        case .migrationFailed(let path, let detail): return "\(path): migration failed: \(detail)"
         case .corruptRow(let location, let detail): return "corrupt row \(location): \(detail)"
         case .readOnlyStore(let path): return "\(path): the store is read-only"
         case .noStoreForEntity(let name): return "no store of the coordinator holds entity \(name)"

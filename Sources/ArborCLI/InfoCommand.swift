@@ -29,6 +29,8 @@ struct InfoCommand: ParsableCommand {
         var trees: [TreeRow]
         /// One line per entity when the file holds an object model.
         var model: [String]?
+        /// One line per lightweight migration the store went through (absent when none).
+        var migrations: [String]?
     }
 
     static func report(_ db: Database) throws -> Report {
@@ -37,7 +39,19 @@ struct InfoCommand: ParsableCommand {
             formatVersion: info.formatVersion, pageSize: info.pageSize, transactionID: info.transactionID,
             pageCount: info.pageCount, freePages: info.freePages, fileSize: info.fileSize, compressed: info.isCompressed,
             trees: info.trees.map { Report.TreeRow(name: $0.name, entries: $0.info.count, depth: $0.info.depth, root: $0.info.root) },
-            model: try modelSummary(db, info: info))
+            model: try modelSummary(db, info: info), migrations: try migrations(db, info: info))
+    }
+
+    /// The store's model history, when it has one.
+    static func migrations(_ db: Database, info: DatabaseInfo) throws -> [String]? {
+        guard info.trees.contains(where: { $0.name == "arbor.metadata" }) else { return nil }
+        let history = try PersistentStore.modelHistory(at: URL(fileURLWithPath: db.path))
+        guard !history.isEmpty else { return nil }
+        let formatter = ISO8601DateFormatter()
+        return history.map { record in
+            "\(formatter.string(from: record.date)) \(record.fromVersionHash) -> \(record.toVersionHash): "
+                + record.changes.joined(separator: "; ")
+        }
     }
 
     /// The entities of the stored object model, when the file has one.
@@ -68,6 +82,10 @@ struct InfoCommand: ParsableCommand {
         if let model = report.model {
             lines.append("model            \(model.count) entit\(model.count == 1 ? "y" : "ies")")
             for entity in model { lines.append("  " + entity) }
+        }
+        if let migrations = report.migrations {
+            lines.append("migrations       \(migrations.count)")
+            for migration in migrations { lines.append("  " + migration) }
         }
         return lines.joined(separator: "\n")
     }

@@ -190,3 +190,25 @@ struct ObjectCommandTests {
         #expect(report.sound && report.problems == 0 && report.fileBytes > 0 && report.shippedBytes > 0)
     }
 }
+
+@Suite("arbor info on a migrated store")
+struct InfoMigrationTests {
+    @Test("info lists the store's migrations")
+    func migrationsListed() throws {
+        let directory = NSTemporaryDirectory() + "arbor-cli-migration-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let url = URL(fileURLWithPath: directory + "/store.arbor")
+        _ = try PersistentStore(url: url, model: try ManagedObjectModel(entities: [
+            EntityDescription("Note", attributes: [AttributeDescription("text", .string)]),
+        ]))
+        let options = try StoreOptions.parse([url.path])
+        #expect(!InfoCommand.render(try InfoCommand.report(try options.open())).contains("migrations"))
+        _ = try PersistentStore(url: url, model: try ManagedObjectModel(entities: [
+            EntityDescription("Note", attributes: [AttributeDescription("body", .string, renamingIdentifier: "text")]),
+        ]))
+        let text = InfoCommand.render(try InfoCommand.report(try options.open()))
+        #expect(text.contains("migrations       1"))
+        #expect(text.contains("Note.text renamed to body"))
+    }
+}

@@ -16,6 +16,9 @@ public final class PersistentStore: Sendable {
         public var cacheBytes = 64 << 20
         /// Page size of a new file.
         public var pageSize = Limits.defaultPageSize
+        /// Migrate a store written with another model when the change is lightweight (the
+        /// default, as for Core Data's persistent containers); false: refuse with `.modelMismatch`.
+        public var migratesAutomatically = true
         public init(readOnly: Bool = false, createIfMissing: Bool = true) {
             self.readOnly = readOnly
             self.createIfMissing = createIfMissing
@@ -37,7 +40,14 @@ public final class PersistentStore: Sendable {
 
     /// Opens (or creates) the store file at `url` for `model`.
     /// - Throws: `StoreError.fileNotFound`, `.notAStoreFile` (a foreign or non-Arbor file),
-    ///   `.corruptStore`, `.modelMismatch` (listing each difference), `.engine` for I/O errors.
+    ///   `.corruptStore`, `.modelMismatch` (listing each difference; a read-only store or
+    ///   `migratesAutomatically` off), `.migrationNotLightweight`, `.migrationFailed`, `.engine`
+    ///   for I/O errors.
+    ///
+    /// **Migration.** When the file's model differs from `model` and the difference is
+    /// lightweight — entities, attributes, relationships and indexes added or removed, an
+    /// attribute made non-optional with a default, renames by renaming identifier — the store is
+    /// migrated in one atomic transaction before it opens (a crash leaves the old store).
     public convenience init(url: URL, model: ManagedObjectModel, configuration: String = ManagedObjectModel.defaultConfiguration,
                             options: Options = Options()) throws {
         let path = url.path
@@ -74,9 +84,16 @@ public final class PersistentStore: Sendable {
         self.isReadOnly = readOnly
         self.entityNames = Set(names)
         do {
-            identifier = try StoreMetadata.openOrInitialize(database, path: path, model: model, readOnly: readOnly)
+            identifier = try StoreMetadata.openOrInitialize(database, path: path, model: model, readOnly: readOnly,
+                                                            migrate: options.migratesAutomatically)
             rowCache.observe(snapshot: try database.view { $0.snapshotID })
         } catch { throw storeError(error, path: path) }
+    }
+
+    /// The lightweight migrations this store went through, oldest first.
+    /// - Throws: `StoreError` for I/O errors.
+    public func modelHistory() throws -> [ModelMigrationRecord] {
+        do { return try StoreMigration.history(database) } catch { throw storeError(error, path: path) }
     }
 
     /// Counters of rows read, row-cache hits and faults fired.

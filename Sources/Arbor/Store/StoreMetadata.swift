@@ -11,7 +11,10 @@ enum StoreMetadata {
 
     /// Verifies the stored model against `model` and returns the store UUID; initializes an
     /// empty file (metadata, every tree of the model) when allowed.
-    static func openOrInitialize(_ database: Database, path: String, model: ManagedObjectModel, readOnly: Bool) throws -> UUID {
+    /// A store with another model is migrated first when `migrate` allows it and the change is
+    /// lightweight (see `StoreMigration`).
+    static func openOrInitialize(_ database: Database, path: String, model: ManagedObjectModel, readOnly: Bool,
+                                 migrate: Bool = false) throws -> UUID {
         let (hasMetadata, treeNames) = try database.view { tx in (try tx.hasTree(StoreLayout.metadataTree), try tx.treeNames()) }
         if !hasMetadata {
             guard treeNames.isEmpty else {
@@ -20,7 +23,7 @@ enum StoreMetadata {
             guard !readOnly else { throw StoreError.notAStoreFile(path: path, detail: "the file is empty and the store is read-only") }
             return try initialize(database, model: model)
         }
-        return try database.view { tx in
+        let (uuid, storedHash, stored) = try database.view { tx -> (UUID, String, ModelSchema?) in
             let metadata = try tx.tree(StoreLayout.metadataTree)
             guard let uuidBytes = try metadata.get(uuidKey), uuidBytes.count == 16 else {
                 throw StoreError.corruptStore(path: path, detail: "the metadata has no valid store UUID")
@@ -28,16 +31,25 @@ enum StoreMetadata {
             guard let hashBytes = try metadata.get(modelHashKey), let storedHash = String(validating: hashBytes, as: UTF8.self) else {
                 throw StoreError.corruptStore(path: path, detail: "the metadata has no model hash")
             }
-            if storedHash != model.versionHash {
-                var differences = ["the stored model could not be decoded"]
-                if let bytes = try metadata.get(modelKey), let stored = try? JSONDecoder().decode(ModelSchema.self, from: Data(bytes)) {
-                    differences = stored.differences(to: model.schema)
-                }
-                throw StoreError.modelMismatch(path: path, storeHash: storedHash, modelHash: model.versionHash, differences: differences)
+            var stored: ModelSchema?
+            if storedHash != model.versionHash, let bytes = try metadata.get(modelKey) {
+                stored = try? JSONDecoder().decode(ModelSchema.self, from: Data(bytes))
             }
             let b = uuidBytes
-            return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            return (UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])),
+                    storedHash, stored)
         }
+        guard storedHash != model.versionHash else { return uuid }
+        guard let stored else {
+            throw StoreError.modelMismatch(path: path, storeHash: storedHash, modelHash: model.versionHash,
+                                           differences: ["the stored model could not be decoded"])
+        }
+        guard migrate && !readOnly else {
+            throw StoreError.modelMismatch(path: path, storeHash: storedHash, modelHash: model.versionHash,
+                                           differences: stored.differences(to: model.schema))
+        }
+        try StoreMigration.migrate(database, path: path, stored: stored, storedHash: storedHash, to: model)
+        return uuid
     }
 
     private static func initialize(_ database: Database, model: ManagedObjectModel) throws -> UUID {

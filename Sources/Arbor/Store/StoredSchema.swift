@@ -28,6 +28,22 @@ extension PersistentStore {
         do { return try schema(in: try Database.open(file: file, options: options), path: name) } catch { throw storeError(error, path: name) }
     }
 
+    /// The lightweight migrations recorded in the store file at `url` (oldest first), read
+    /// without opening it as a store.
+    /// - Throws: as `storedSchema(at:)`.
+    public static func modelHistory(at url: URL) throws -> [ModelMigrationRecord] {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else { throw StoreError.fileNotFound(path: path) }
+        var options = Database.Options()
+        options.readOnly = true
+        options.create = false
+        do {
+            let database = try Database.open(path: path, options: options)
+            _ = try schema(in: database, path: path)
+            return try StoreMigration.history(database)
+        } catch { throw storeError(error, path: path) }
+    }
+
     private static func schema(in database: Database, path: String) throws -> ModelSchema {
         try database.view { tx in
             guard try tx.hasTree(StoreLayout.metadataTree) else {
