@@ -184,6 +184,30 @@ struct MigrationPlan {
 
     // MARK: Rows
 
+    /// Whether every row of the hierarchy `root` (continuing `origin`) stays byte for byte: same
+    /// tree, same entity codes, identical column sources, and every entity a reference column
+    /// can point at keeps its code (dropped rows are checked by the caller).
+    func keepsRows(of root: EntityInfo, origin: EntityInfo) -> Bool {
+        guard root.rowTree == origin.rowTree else { return false }
+        for info in new.infos where root.includes(info) {
+            guard let previousName = predecessor[info.name], let previous = old.info(named: previousName),
+                  previous.code == info.code, previous.columnCount == info.columnCount,
+                  let sources = columns[info.name] else { return false }
+            for (slot, source) in sources.enumerated() {
+                guard case .old(let from, let fill) = source, from == slot, fill == nil else { return false }
+            }
+            for relationship in info.relationships where relationship.kind == .toOne {
+                guard let destination = new.info(named: relationship.destinationName) else { return false }
+                for code in destination.descendantCodes {
+                    guard let name = new.infosByCode[code]?.name, let before = predecessor[name],
+                          old.info(named: before)?.code == code else { return false }
+                }
+            }
+        }
+        // Old entities of the hierarchy that are gone leave rows to delete.
+        return old.infos.filter { origin.includes($0) }.allSatisfy { successor[$0.name] != nil }
+    }
+
     /// The row `row` (of the old model) becomes in the new model; nil when its entity was removed.
     /// `isDropped` tells whether a referenced row (by old code and key) is dropped.
     func migrate(_ row: StoredRow, isDropped: (UInt16, Int64) -> Bool) -> StoredRow? {
