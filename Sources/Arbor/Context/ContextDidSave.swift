@@ -122,6 +122,8 @@ extension ManagedObjectContext {
             object.isFaultState = true
         }
         // Rows in the stores' caches were replaced by the save; objects refreshed above read them.
+        noticeMerged(notification.inserted.union(notification.updated).union(notification.deleted),
+                     permanentIDs: notification.permanentIDs)
         changeObservers.post(notification)
     }
 

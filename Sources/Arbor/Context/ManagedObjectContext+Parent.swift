@@ -157,6 +157,7 @@ extension ManagedObjectContext {
             object.deletedFlag = true
             if object.insertedFlag {
                 // Inserted here and deleted in the child: it never reaches the store.
+                notice(object)
                 object.insertedFlag = false
                 unregister(object)
             } else {

@@ -17,6 +17,7 @@ extension ManagedObjectContext {
     /// are resolved by the policy too, and the save is tried again.
     /// - Throws: `ValidationError`, `StoreError.conflicts`, `StoreError` for I/O and read-only stores.
     public func save() throws {
+        processPendingChanges()
         if let parent { return try saveIntoParent(parent) }
         var attempts = 0
         while true {
@@ -152,6 +153,11 @@ extension ManagedObjectContext {
         let permanentIDs = try applySaveResults(prepared, saved: saved)
         // Objects another writer deleted under us were not saved: they left this context.
         let vanished = Set(prepared.flatMap(\.result.vanished))
+        if noticed != nil {
+            for object in saved where vanished.contains(object.objectID) { notice(object) }
+            noticed?.permanentIDs.merge(permanentIDs) { _, new in new }
+            processPendingChanges()
+        }
         updatedObjects.removeAll { vanished.contains($0.objectID) }
         var notification = didSaveNotification(inserted: insertedObjects, updated: updatedObjects, deleted: deletedIDs)
         notification.permanentIDs = permanentIDs
@@ -282,6 +288,7 @@ extension ManagedObjectContext {
     /// are released, so objects reachable only through them can go away.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard owns(object), !object.insertedFlag else { return }
+        notice(object)
         object.committedValues = nil
         object.committedVersion = nil
         object.isFaultState = true
@@ -320,6 +327,7 @@ extension ManagedObjectContext {
     /// Discards every unsaved change: inserted objects are forgotten, updated and deleted ones
     /// become faults of their stored state.
     public func rollback() {
+        noticeEverything()
         for object in Array(changed.values) {
             if object.insertedFlag || (object.deletedFlag && object.objectID.isTemporaryID) {
                 detach(object)
@@ -334,6 +342,7 @@ extension ManagedObjectContext {
     /// Forgets every object: registered objects are detached from the context (their
     /// `managedObjectContext` becomes nil) and unsaved changes are discarded.
     public func reset() {
+        noticeEverything()
         for box in registered.values {
             guard let object = box.object else { continue }
             object.managedObjectContext = nil

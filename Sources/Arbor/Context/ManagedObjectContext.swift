@@ -57,6 +57,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// ID became (`savedTemporaryIDs`), so children holding the temporary ID still find the object.
     let hasChildren = Locked(false)
     var savedTemporaryIDs: [ObjectID: ObjectID] = [:]
+    /// Objects changed since observers last heard (nil while nobody observes).
+    var noticed: ContextObjectsChange?
+    var objectsChangeObservers: [Int: (ContextObjectsChange) -> Void] = [:]
+    var nextObserverKey = 0
+    /// Nesting of `perform` blocks on the queue: changes are processed when the outermost ends.
+    private var performDepth = 0
 
     var model: ManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
 
@@ -100,22 +106,33 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         }
     }
 
-    /// Runs `body` on the context's queue and returns its result.
+    /// Runs `body` on the context's queue and returns its result. Observers (fetched results
+    /// controllers) hear of the block's changes when it ends.
     public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body() }) }
+            queue.async { continuation.resume(with: Result { try self.tracked(body) }) }
         }
     }
 
     /// Schedules `body` on the context's queue and returns at once.
     public func perform(_ body: @escaping @Sendable () -> Void) {
-        queue.async(execute: body)
+        queue.async { self.tracked(body) }
     }
 
     /// Runs `body` on the context's queue and waits for it (inline when already on the queue).
     public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
-        if isOnQueue { return try body() }
-        return try queue.sync(execute: body)
+        if isOnQueue { return try tracked(body) }
+        return try queue.sync { try tracked(body) }
+    }
+
+    /// Runs a block on the queue; when the outermost block ends, pending changes are processed.
+    private func tracked<T>(_ body: () throws -> T) rethrows -> T {
+        performDepth += 1
+        defer {
+            performDepth -= 1
+            if performDepth == 0, noticed != nil { processPendingChanges() }
+        }
+        return try body()
     }
 
     // MARK: Identity map
@@ -227,6 +244,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     // `changed` and each object's `isMarkedChanged` change only here, together.
 
     func markChanged(_ object: ManagedObject) {
+        if noticed != nil { notice(object) }
         guard !object.isMarkedChanged else { return }
         if let previous = changed.updateValue(object, forKey: object.objectID), previous !== object { previous.isMarkedChanged = false }
         object.isMarkedChanged = true

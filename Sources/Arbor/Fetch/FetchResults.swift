@@ -1,19 +1,22 @@
 import ArborEngine
 import Foundation
 
+/// A fetched object as 16 bytes: enough to rebuild its ID from a list of stores and a list of
+/// unsaved objects' IDs.
+struct CompactObjectID: Hashable {
+    var key: Int64
+    var code: UInt16
+    /// Index in the stores, or -1 for an unsaved object (then `key` indexes the unsaved IDs).
+    var store: Int32
+}
+
 /// The result of a batched fetch (Core Data's batch-faulting array): a random-access collection
 /// whose count is known at once — only row keys were read — and whose objects are materialized
 /// a batch at a time around the position accessed. At most `maximumBatches` batches stay
 /// materialized (least recently used first out), so iterating millions of objects keeps memory
 /// bounded. Use it on the context's queue, like the objects it returns.
 public final class FetchResults<Element: ManagedObject>: RandomAccessCollection {
-    /// A fetched object as 16 bytes: enough to rebuild its ID.
-    struct CompactID {
-        var key: Int64
-        var code: UInt16
-        /// Index in `stores`, or -1 for an unsaved object (then `key` indexes `unsaved`).
-        var store: Int32
-    }
+    typealias CompactID = CompactObjectID
 
     public let startIndex = 0
     public var endIndex: Int { ids.count }

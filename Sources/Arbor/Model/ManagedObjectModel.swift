@@ -54,6 +54,20 @@ public final class ManagedObjectModel: Sendable {
         versionHash = Self.hash(of: schema)
     }
 
+    /// A model without entities (needs no validation).
+    private init() {
+        entities = []
+        infos = []
+        infosByName = [:]
+        infosByCode = [:]
+        infosByClass = [:]
+        schema = ModelSchema(entities: [], configurations: [:])
+        versionHash = Self.hash(of: schema)
+    }
+
+    /// The model without entities.
+    static let empty = ManagedObjectModel()
+
     /// The names of the entities in `configuration` (all of them for `defaultConfiguration`).
     public func entityNames(inConfiguration configuration: String) -> [String]? {
         if configuration == Self.defaultConfiguration { return infos.map(\.name) }
