@@ -134,7 +134,11 @@ extension ManagedObjectContext {
                                     own: request.includesPendingChanges, inherited: inherited)
         }
         if !request.sortDescriptors.isEmpty {
-            entries.sort { Self.precedes($0, $1, request.sortDescriptors) }
+            // Sorting positions moves integers, not rows (a row's copy retains its arrays).
+            let order = entries.withUnsafeBufferPointer { rows in
+                rows.indices.sorted { Self.precedes(rows[$0], rows[$1], request.sortDescriptors) }
+            }
+            entries = order.map { entries[$0] }
         }
         let start = min(max(request.fetchOffset, 0), entries.count)
         var end = entries.count

@@ -3,7 +3,7 @@ import Foundation
 
 /// The section cache of fetched results controllers: one file per cache name, holding the
 /// request's fingerprint, each store's identity and data version (the engine's transaction ID),
-/// and the computed results. A cache is used only when all of them match — the request is the
+/// the computed results and a checksum. A cache is used only when all of them match — the request is the
 /// same and no store was written since — and is replaced otherwise.
 enum FetchedResultsCache {
     static let directory = Locked(FileManager.default.temporaryDirectory.appendingPathComponent("ArborFetchedResultsCache"))
@@ -61,7 +61,12 @@ extension FetchedResultsControllerBase {
         guard let cacheName, let versions = try storeVersions(),
               let coordinator = managedObjectContext.persistentStoreCoordinator, let model = managedObjectContext.model,
               let data = try? Data(contentsOf: FetchedResultsCache.file(cacheName)) else { return nil }
-        let bytes = [UInt8](data)
+        // The last 8 bytes are a checksum of the rest: a damaged file is never trusted.
+        let all = [UInt8](data)
+        guard all.count >= 8 else { return nil }
+        let bytes = Array(all[0..<(all.count - 8)])
+        var trailer = CacheReader(bytes: Array(all[(all.count - 8)...]))
+        guard trailer.u64() == XXH3.hash(bytes) else { return nil }
         var reader = CacheReader(bytes: bytes)
         guard reader.take(FetchedResultsCache.magic.count) == FetchedResultsCache.magic,
               let headerLength = reader.u32(), let headerBytes = reader.take(Int(headerLength)),
@@ -95,6 +100,7 @@ extension FetchedResultsControllerBase {
             withUnsafeBytes(of: entry.code.littleEndian) { bytes.append(contentsOf: $0) }
             withUnsafeBytes(of: UInt32(truncatingIfNeeded: entry.store).littleEndian) { bytes.append(contentsOf: $0) }
         }
+        withUnsafeBytes(of: XXH3.hash(bytes).littleEndian) { bytes.append(contentsOf: $0) }
         let file = FetchedResultsCache.file(cacheName)
         // A cache is an optimization: failing to write one is not an error of the fetch.
         try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -82,7 +82,9 @@ extension FetchedResultsControllerBase {
         var wanted: [CompactObjectID: ObjectID] = [:]
         for id in relevant.keys { if let compact = compactID(id) { wanted[compact] = id } }
         var oldOffsets: [ObjectID: Int] = [:]
-        if !wanted.isEmpty {
+        if wanted.count <= 8 {
+            for (compact, id) in wanted { if let offset = entries.firstIndex(of: compact) { oldOffsets[id] = offset } }
+        } else {
             let keys = Set(wanted.keys.map(\.key))
             for (offset, entry) in entries.enumerated() where keys.contains(entry.key) {
                 if let id = wanted[entry] { oldOffsets[id] = offset }
@@ -116,15 +118,22 @@ extension FetchedResultsControllerBase {
             ordinals[name] = Int32(names.count - 1)
             return Int32(names.count - 1)
         }
-        let removed = Set(oldOffsets.values)
+        // Copied a slice at a time between the removed offsets.
+        let removed = oldOffsets.values.sorted()
         var list = ContiguousArray<CompactObjectID>()
         var sectionOf = ContiguousArray<Int32>()
         list.reserveCapacity(entries.count + rows.count)
         sectionOf.reserveCapacity(entries.count + rows.count)
+        var next = 0
         for section in sectionNames.indices {
-            for offset in sectionRange(section) where !removed.contains(offset) {
-                list.append(entries[offset])
-                sectionOf.append(Int32(section))
+            let range = sectionRange(section)
+            var start = range.lowerBound
+            while start < range.upperBound {
+                while next < removed.count && removed[next] < start { next += 1 }
+                let end = next < removed.count ? min(removed[next], range.upperBound) : range.upperBound
+                list.append(contentsOf: entries[start..<end])
+                sectionOf.append(contentsOf: repeatElement(Int32(section), count: end - start))
+                start = end < range.upperBound && next < removed.count && removed[next] == end ? end + 1 : end
             }
         }
         var placed: [CompactObjectID: FetchedRow] = [:]
@@ -142,6 +151,7 @@ extension FetchedResultsControllerBase {
             guard let row = try currentRow(id, nil, evaluator: &evaluator) else { throw IncrementalUpdateFailure() }
             return row
         }
+        var newOffsets: [ObjectID: Int] = [:]
         for (compact, row, name) in rows {
             var low = 0, high = list.count
             while low < high {
@@ -156,6 +166,8 @@ extension FetchedResultsControllerBase {
             list.insert(compact, at: low)
             sectionOf.insert(section, at: low)
             placed[compact] = row
+            // Rows go in ascending order, each after the last: earlier offsets stay valid.
+            newOffsets[row.id] = low
         }
 
         // The new sections: runs of equal ordinals.
@@ -169,13 +181,6 @@ extension FetchedResultsControllerBase {
         if sectionNameKeyPath == nil {
             newNames = [""]
             newStarts = [0]
-        }
-        var newOffsets: [ObjectID: Int] = [:]
-        if !placed.isEmpty {
-            let byCompact = Dictionary(rows.map { ($0.compact, $0.row.id) }, uniquingKeysWith: { a, _ in a })
-            for (offset, entry) in list.enumerated() where placed[entry] != nil {
-                if let id = byCompact[entry] { newOffsets[id] = offset }
-            }
         }
         let old = (names: sectionNames, starts: sectionStarts, count: entries.count)
         entries = list

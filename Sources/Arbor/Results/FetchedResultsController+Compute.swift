@@ -26,6 +26,11 @@ struct ResultsBuilder {
         starts.append(entries.count)
     }
 
+    /// Appends a stored object by its parts (no ID built, no store lookup).
+    mutating func append(key: Int64, code: UInt16, store: Int32) {
+        entries.append(CompactObjectID(key: key, code: code, store: store))
+    }
+
     mutating func append(_ id: ObjectID) {
         if id.isTemporaryID {
             entries.append(CompactObjectID(key: Int64(unsaved.count), code: id.info.code, store: -1))
@@ -99,19 +104,20 @@ extension FetchedResultsControllerBase {
         destinations.includesPendingChanges = false
         let owners = try managedObjectContext.execute(destinations).entries
         var builder = ResultsBuilder(stores: stores, model: model)
-        let storeOf = Dictionary(stores.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
         var position = 0
         while position < owners.count {
             // Destinations with equal values share a section, and their members interleave.
             var end = position + 1
             while end < owners.count,
                   ValueOrder.compare(owners[end].scalar(0), owners[position].scalar(0), sorts[0].options) == .orderedSame { end += 1 }
-            var members: [(order: [UInt8], key: Int64, code: UInt16, store: PersistentStore)] = []
+            var members: [(order: [UInt8], key: Int64, code: UInt16, store: Int32)] = []
             for owner in owners[position..<end] {
-                guard let store = owner.id.storeIdentifier.flatMap({ storeOf[$0] }), store.holds(info) else { continue }
+                guard let storeIndex = owner.id.storeIdentifier.flatMap({ builder.storeIndex[$0] }) else { continue }
+                let store = stores[Int(storeIndex)]
+                guard store.holds(info) else { continue }
                 let tree = memberIndex?.tree ?? foreignKeys
                 try store.scanMembers(tree: tree, owner: owner.id.primaryKey, codes: codes, withOrder: memberIndex != nil) { order, key, code in
-                    members.append((order, key, code, store))
+                    members.append((order, key, code, storeIndex))
                 }
             }
             if end - position > 1 || memberIndex == nil {
@@ -124,10 +130,7 @@ extension FetchedResultsControllerBase {
             let name = sectionName(owners[position].scalar(0))
             if owners[position..<end].contains(where: { sectionName($0.scalar(0)) != name }) { return nil }
             if !members.isEmpty { try builder.enter(name) }
-            for member in members {
-                guard let memberInfo = model.infosByCode[member.code] else { continue }
-                builder.append(ObjectID(info: memberInfo, store: member.store.identifier, key: member.key))
-            }
+            for member in members { builder.append(key: member.key, code: member.code, store: member.store) }
             position = end
         }
         return builder.finish(sectioned: true)
@@ -143,6 +146,7 @@ extension FetchedResultsControllerBase {
               stores.filter({ $0.holds(info) }).count == 1, let store = stores.first(where: { $0.holds(info) }) else { return nil }
         let codes = fetchRequest.includesSubentities ? info.descendantCodes : [info.code]
         var builder = ResultsBuilder(stores: stores, model: model)
+        guard let storeIndex = builder.storeIndex[store.identifier] else { return nil }
         var previous: [UInt8]?
         try store.scanIndex(tree: index.tree, codes: codes) { component, key, code in
             if component != previous {
@@ -155,8 +159,7 @@ extension FetchedResultsControllerBase {
                 try builder.enter(sectionName(value))
                 previous = component
             }
-            guard let memberInfo = model.infosByCode[code] else { return }
-            builder.append(ObjectID(info: memberInfo, store: store.identifier, key: key))
+            builder.append(key: key, code: code, store: storeIndex)
         }
         return builder.finish(sectioned: true)
     }

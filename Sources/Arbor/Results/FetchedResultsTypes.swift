@@ -34,6 +34,13 @@ public struct FetchedObjectChange: Sendable, Equatable {
     public var type: FetchedResultsChangeType
     public var indexPath: IndexPath?
     public var newIndexPath: IndexPath?
+
+    public init(objectID: ObjectID, type: FetchedResultsChangeType, indexPath: IndexPath?, newIndexPath: IndexPath?) {
+        self.objectID = objectID
+        self.type = type
+        self.indexPath = indexPath
+        self.newIndexPath = newIndexPath
+    }
 }
 
 /// One section's change: `index` is the old index for a delete, the new one for an insert.
@@ -41,6 +48,12 @@ public struct FetchedSectionChange: Sendable, Equatable {
     public var name: String
     public var type: FetchedResultsChangeType
     public var index: Int
+
+    public init(name: String, type: FetchedResultsChangeType, index: Int) {
+        self.name = name
+        self.type = type
+        self.index = index
+    }
 }
 
 /// Everything one change did to the results, as a list UI applies it in one batch: delete the
