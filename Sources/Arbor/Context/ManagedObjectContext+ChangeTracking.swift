@@ -38,8 +38,13 @@ extension ManagedObjectContext {
         if noticed == nil { noticed = ContextObjectsChange() }
         return ObjectsChangeObservation { [weak self] in
             guard let self else { return }
-            self.objectsChangeObservers[key] = nil
-            if self.objectsChangeObservers.isEmpty { self.noticed = nil }
+            // The observer may go away on another thread: the context's state changes on its queue.
+            let remove: @Sendable () -> Void = { [weak self] in
+                guard let self else { return }
+                self.objectsChangeObservers[key] = nil
+                if self.objectsChangeObservers.isEmpty { self.noticed = nil }
+            }
+            if self.isOnQueue { remove() } else { self.queue.async(execute: remove) }
         }
     }
 

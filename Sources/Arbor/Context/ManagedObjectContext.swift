@@ -99,7 +99,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // MARK: Running work on the context's queue
 
-    private var isOnQueue: Bool {
+    var isOnQueue: Bool {
         switch concurrencyType {
         case .mainQueue: return Thread.isMainThread
         case .privateQueue: return DispatchQueue.getSpecific(key: queueToken) == ObjectIdentifier(self)
