@@ -25,11 +25,12 @@ extension ManagedObjectContext {
     func apply(_ row: StoredRow, to object: ManagedObject, from store: PersistentStore) throws {
         var values: [PropertyValue] = []
         values.reserveCapacity(row.columns.count)
-        let location = "\(object.info.rowTree)/\(object.objectID.primaryKey)"
         for column in row.columns {
             switch column {
             case .value(let value): values.append(.value(value))
-            case .reference(let code, let key): values.append(.reference(try store.objectID(code: code, key: key, location: location)))
+            case .reference(let code, let key):
+                // The location is built only when the reference is bad (no string per row).
+                values.append(.reference(try store.objectID(code: code, key: key, location: "\(object.info.rowTree)/\(object.objectID.primaryKey)")))
             }
         }
         // References are stored in reference columns only; a null there reads as a nil reference.

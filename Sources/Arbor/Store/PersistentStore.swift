@@ -135,13 +135,14 @@ public final class PersistentStore: Sendable {
 
     func readRow(_ tx: Transaction, _ id: ObjectID) throws -> StoredRow? {
         guard let bytes = try tx.tree(id.info.rowTree).get(IndexKeys.rowKey(id.primaryKey)) else { return nil }
-        let location = "\(id.info.rowTree)/\(id.primaryKey)"
-        let row = try RowCodec.decode(bytes, context: location)
+        // Built only for an error message: a string per row read would cost an allocation.
+        func location() -> String { "\(id.info.rowTree)/\(id.primaryKey)" }
+        let row = try RowCodec.decode(bytes, context: location())
         guard let info = model.infosByCode[row.entityCode], id.info.includes(info) else {
-            throw StoreError.corruptRow(location: location, detail: "entity code \(row.entityCode) is not \(id.info.name) or a sub-entity")
+            throw StoreError.corruptRow(location: location(), detail: "entity code \(row.entityCode) is not \(id.info.name) or a sub-entity")
         }
         guard row.columns.count == info.columnCount else {
-            throw StoreError.corruptRow(location: location, detail: "\(row.columns.count) columns where \(info.name) has \(info.columnCount)")
+            throw StoreError.corruptRow(location: location(), detail: "\(row.columns.count) columns where \(info.name) has \(info.columnCount)")
         }
         return row
     }
