@@ -90,12 +90,7 @@ struct ContextMergeTests {
             try writer.save()
         }
         // The merge is scheduled on the reader's queue; a performAndWait after it sees it.
-        var name = ""
-        for _ in 0..<100 {
-            name = reader.performAndWait { held?.name ?? "" }
-            if name == "Renamed" { break }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        let name = eventually(reader, { held?.name ?? "" }, until: { $0 == "Renamed" })
         #expect(name == "Renamed")
         reader.performAndWait { reader.automaticallyMergesChangesFromParent = false }
         #expect(reader.performAndWait { reader.automaticallyMergesChangesFromParent } == false)

@@ -160,12 +160,8 @@ struct ParentChildContextTests {
         }
         try parent.performAndWait { try parent.save() }
         // The merge is scheduled on the child's queue; wait until the child knows the new ID.
-        var permanent = temporary
-        for _ in 0..<200 where permanent.isTemporaryID {
-            permanent = child.performAndWait { stop.objectID }
-            if permanent.isTemporaryID { Thread.sleep(forTimeInterval: 0.005) }
-        }
-        #expect(!permanent.isTemporaryID)
+        let permanent = eventually(child, { stop.objectID }, until: { !$0.isTemporaryID })
+        #expect(permanent != temporary && !permanent.isTemporaryID)
         try child.performAndWait {
             stop.name = "Echo 2"
             try child.save()
@@ -191,12 +187,7 @@ struct ParentChildContextTests {
             (try writer.existingObject(with: ids[0]) as? Stop)?.name = "Sibling's"
             try writer.save()
         }
-        var name = ""
-        for _ in 0..<200 {
-            name = reader.performAndWait { held?.name ?? "" }
-            if name == "Sibling's" { break }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
+        let name = eventually(reader, { held?.name ?? "" }, until: { $0 == "Sibling's" })
         #expect(name == "Sibling's")
         #expect(try Self.names(stack.context()) == ["Alpha", "Beta", "Gamma"])  // not in the store
     }

@@ -31,3 +31,14 @@ final class TestStack {
         store = try coordinator.addPersistentStore(at: url)
     }
 }
+
+/// Reads `value` on `context`'s queue until `done` holds, for at most about 2 s, and returns
+/// the last value read: merges from other contexts are scheduled on the queue, not run at once.
+func eventually<T>(_ context: ManagedObjectContext, _ value: () -> T, until done: (T) -> Bool) -> T {
+    var last = context.performAndWait(value)
+    for _ in 0..<200 where !done(last) {
+        Thread.sleep(forTimeInterval: 0.01)
+        last = context.performAndWait(value)
+    }
+    return last
+}

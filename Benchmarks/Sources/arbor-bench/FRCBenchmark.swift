@@ -32,19 +32,9 @@ struct FRCBenchmark: ParsableCommand {
     }
 
     func run() throws {
-        let arborPath = directory + "/transit.arbor", sqlitePath = directory + "/transit.sqlite"
-        let reusing = reuse && FileManager.default.fileExists(atPath: arborPath) && FileManager.default.fileExists(atPath: sqlitePath)
-        if !reusing {
-            try? FileManager.default.removeItem(atPath: directory)
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let feed = try TransitFeed(directory: data, limit: maxStopTimes)
-            _ = try ArborTransitSide.build(path: arborPath, feed: feed, compound: true)
-            let sqlite = try SQLiteTransitSide(path: sqlitePath)
-            try sqlite.importFeed(feed, compound: true)
-            _ = sqlite.fileMiB
-        }
-        let arbor = try ArborTransitSide(path: arborPath, compound: true)
-        let sqlite = try SQLiteTransitSide(path: sqlitePath)
+        let stores = try TransitStorePair(directory: directory, data: data, maxStopTimes: maxStopTimes, reuse: reuse, compound: true)
+        let arbor = try ArborTransitSide(path: stores.arborPath, compound: true)
+        let sqlite = try SQLiteTransitSide(path: stores.sqlitePath)
         var report = BenchReport()
         func add(_ name: String, _ arbor: Double, _ sqlite: Double, _ unit: String) {
             report.results.append(.init(name: name, arbor: arbor, sqlite: sqlite, unit: unit))

@@ -35,15 +35,8 @@ struct MigrateBenchmark: ParsableCommand {
     }
 
     func run() throws {
-        let arborBase = directory + "/base.arbor", sqliteBase = directory + "/base.sqlite"
-        let reusing = reuse && FileManager.default.fileExists(atPath: arborBase) && FileManager.default.fileExists(atPath: sqliteBase)
-        if !reusing {
-            try? FileManager.default.removeItem(atPath: directory)
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
-        let feed = try TransitFeed(directory: data, limit: reusing ? 1 : maxStopTimes)
-        print("migrate benchmark: \(feed.stops.count) stops, \(feed.stopTimes.count) stop times, in \(directory)")
-        if !reusing { try build(feed, arborBase: arborBase, sqliteBase: sqliteBase) }
+        let stores = try TransitStorePair(directory: directory, data: data, maxStopTimes: maxStopTimes, reuse: reuse, compound: false)
+        let arborBase = stores.arborPath, sqliteBase = stores.sqlitePath
         var report = BenchReport()
         let cases: [(name: String, change: String, sql: String)] = [
             ("add a (stop, departureTime) index", "index", "CREATE INDEX ZSTOPTIME_STOP_DEPARTURE ON ZSTOPTIME (ZSTOP, ZDEPARTURETIME)"),
@@ -69,14 +62,5 @@ struct MigrateBenchmark: ParsableCommand {
             print(String(format: "  %@: arbor %.1f ms, sqlite %.1f ms", entry.name, arbor * 1000, sqlite * 1000))
         }
         if let json { try report.write(json: json) }
-    }
-
-    private func build(_ feed: TransitFeed, arborBase: String, sqliteBase: String) throws {
-        _ = try ArborTransitSide.build(path: arborBase, feed: feed, compound: false)
-        do {
-            let sqlite = try SQLiteTransitSide(path: sqliteBase)
-            try sqlite.importFeed(feed, compound: false)
-            _ = sqlite.fileMiB  // checkpoint: the copy below takes the whole database
-        }
     }
 }

@@ -314,3 +314,24 @@ struct SQLiteTransitSide {
         }
     }
 }
+
+/// A pair of transit stores, Arbor's and SQLite's, in `directory`: built from the feed at
+/// `data`, or those of an earlier run when `reuse` is set and both files exist.
+struct TransitStorePair {
+    let arborPath: String
+    let sqlitePath: String
+
+    init(directory: String, data: String, maxStopTimes: Int, reuse: Bool, compound: Bool) throws {
+        arborPath = directory + "/transit.arbor"
+        sqlitePath = directory + "/transit.sqlite"
+        if reuse && FileManager.default.fileExists(atPath: arborPath) && FileManager.default.fileExists(atPath: sqlitePath) { return }
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let feed = try TransitFeed(directory: data, limit: maxStopTimes)
+        print("building the stores: \(feed.stops.count) stops, \(feed.stopTimes.count) stop times, in \(directory)")
+        _ = try ArborTransitSide.build(path: arborPath, feed: feed, compound: compound)
+        let sqlite = try SQLiteTransitSide(path: sqlitePath)
+        try sqlite.importFeed(feed, compound: compound)
+        _ = sqlite.fileMiB  // checkpoint: the file then holds the whole database
+    }
+}

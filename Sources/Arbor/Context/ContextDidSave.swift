@@ -143,14 +143,7 @@ extension ManagedObjectContext {
             }
             object.committedValues = object.committedValues?.map { $0.remapped(remap) }
             object.changes.updateEach { $0 = $0.remapped(remap) }
-            for slot in object.toMany.indices {
-                guard var state = object.toMany[slot] else { continue }
-                state.committed = state.committed?.map(remap)
-                state.current = state.current?.map(remap)
-                state.added = state.added.map(remap)
-                state.removed = Set(state.removed.map(remap))
-                object.toMany[slot] = state
-            }
+            for slot in object.toMany.indices { object.toMany[slot]?.remap(remap) }
         }
     }
 

@@ -57,6 +57,10 @@ extension ManagedObjectContext {
         return parent.performAndWait { parent.pendingIDsForChildren() }
     }
 
+    /// Whether fetches here must account for unsaved changes, this context's or its ancestors'
+    /// (otherwise the stored rows and indexes alone give the answer).
+    var hasVisiblePendingChanges: Bool { !changed.isEmpty || !inheritedPendingIDs().isEmpty }
+
     /// Loads a fault of a child context from its parent's current state.
     func fulfillFromParent(_ object: ManagedObject, parent: ManagedObjectContext) throws {
         let state = try parent.performAndWait { try parent.stateForChild(object.objectID) }
@@ -165,13 +169,5 @@ extension ManagedObjectContext {
             }
         }
         changeObservers.post(notification)
-    }
-}
-
-extension PropertyValue {
-    /// The value with a reference's ID passed through `map`.
-    func remapped(_ map: (ObjectID) -> ObjectID) -> PropertyValue {
-        if case .reference(let target?) = self { return .reference(map(target)) }
-        return self
     }
 }

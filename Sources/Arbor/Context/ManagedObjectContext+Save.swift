@@ -205,10 +205,7 @@ extension ManagedObjectContext {
             } else {
                 // Only to-many changes: the row itself is unchanged; committed references may
                 // still name objects inserted by this save.
-                object.committedValues = object.committedValues?.map { value in
-                    if case .reference(let target?) = value { return .reference(remap(target)) }
-                    return value
-                }
+                object.committedValues = object.committedValues?.map { $0.remapped(remap) }
             }
             object.insertedFlag = false
             for slot in object.toMany.indices { object.toMany[slot]?.commit(remap: remap) }

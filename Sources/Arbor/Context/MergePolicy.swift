@@ -99,21 +99,8 @@ extension ManagedObjectContext {
     func remapReferences(from old: ObjectID, to new: ObjectID) {
         func map(_ id: ObjectID) -> ObjectID { id == old ? new : id }
         for object in changed.values {
-            object.changes.updateEach { value in
-                if case .reference(let target?) = value, target == old { value = .reference(new) }
-            }
-            for slot in object.toMany.indices {
-                guard var state = object.toMany[slot] else { continue }
-                state.current = state.current.map { Self.deduplicated($0.map(map)) }
-                state.added = Self.deduplicated(state.added.map(map))
-                state.removed = Set(state.removed.map(map))
-                object.toMany[slot] = state
-            }
+            object.changes.updateEach { $0 = $0.remapped(map) }
+            for slot in object.toMany.indices { object.toMany[slot]?.remap(map) }
         }
-    }
-
-    private static func deduplicated(_ ids: [ObjectID]) -> [ObjectID] {
-        var seen = Set<ObjectID>()
-        return ids.filter { seen.insert($0).inserted }
     }
 }

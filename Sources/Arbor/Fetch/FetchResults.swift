@@ -8,6 +8,13 @@ struct CompactObjectID: Hashable {
     var code: UInt16
     /// Index in the stores, or -1 for an unsaved object (then `key` indexes the unsaved IDs).
     var store: Int32
+
+    /// The full ID (an unknown entity code gives a stand-in entity, whose reads fail as such).
+    func objectID(stores: [PersistentStore], unsaved: [ObjectID], model: ManagedObjectModel) -> ObjectID {
+        if store < 0 { return unsaved[Int(key)] }
+        let info = model.infosByCode[code] ?? EntityInfo.unknown(ManagedObject.self)
+        return ObjectID(info: info, store: stores[Int(store)].identifier, key: key)
+    }
 }
 
 /// The result of a batched fetch (Core Data's batch-faulting array): a random-access collection
@@ -47,10 +54,7 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
 
     /// The ID at `position`, without materializing anything.
     public func objectID(at position: Int) -> ObjectID {
-        let compact = ids[position]
-        if compact.store < 0 { return unsaved[Int(compact.key)] }
-        let info = model.infosByCode[compact.code] ?? EntityInfo.unknown(ManagedObject.self)
-        return ObjectID(info: info, store: stores[Int(compact.store)].identifier, key: compact.key)
+        ids[position].objectID(stores: stores, unsaved: unsaved, model: model)
     }
 
     public subscript(position: Int) -> Element {

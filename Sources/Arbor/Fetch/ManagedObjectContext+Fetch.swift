@@ -95,14 +95,14 @@ extension ManagedObjectContext {
         let pending = (request.includesPendingChanges && !changed.isEmpty) || !inherited.isEmpty
         let followsRelationships = request.predicate.map { $0.followsRelationships(info) } ?? false
         let storePredicate = pending && followsRelationships ? request.predicate?.ownColumnConjuncts(info) : request.predicate
+        let stores = searchedStores(request, info, coordinator)
         // A sort on one attribute with a limit can stop early when an index has that order.
         var ordered: (attribute: String, ascending: Bool, count: Int)?
         if request.fetchLimit > 0, request.sortDescriptors.count == 1, let sort = request.sortDescriptors.first,
            sort.options.isEmpty, !sort.keyPath.contains("."), info.attribute(named: sort.keyPath) != nil, !pending,
-           searchedStores(request, info, coordinator).count == 1 {
+           stores.count == 1 {
             ordered = (sort.keyPath, sort.ascending, max(request.fetchOffset, 0) + request.fetchLimit)
         }
-        let stores = searchedStores(request, info, coordinator)
         // Without a sort, one store's walk can stop at offset + limit rows.
         var limit: Int?
         if request.fetchLimit > 0, request.sortDescriptors.isEmpty, !pending, stores.count == 1 {

@@ -19,6 +19,12 @@ enum PropertyValue: Hashable {
         if case .value(let value) = self { return value }
         return .null
     }
+
+    /// The value with a reference's ID passed through `map`.
+    func remapped(_ map: (ObjectID) -> ObjectID) -> PropertyValue {
+        if case .reference(let target?) = self { return .reference(map(target)) }
+        return self
+    }
 }
 
 /// The in-memory state of one to-many relationship of one object.
@@ -83,6 +89,19 @@ struct ToManyState {
         guard current.filter(storedSet.contains) == stored.filter(currentSet.contains),
               Array(current.suffix(newMembers.count)) == newMembers else { return nil }
         return newMembers
+    }
+
+    /// Passes every member ID through `map` (an object that took another ID), keeping each
+    /// member once.
+    mutating func remap(_ map: (ObjectID) -> ObjectID) {
+        func unique(_ ids: [ObjectID]) -> [ObjectID] {
+            var seen = Set<ObjectID>()
+            return ids.map(map).filter { seen.insert($0).inserted }
+        }
+        committed = committed.map(unique)
+        current = current.map(unique)
+        added = unique(added)
+        removed = Set(removed.map(map))
     }
 
     /// After a successful save: the current members are the stored ones.

@@ -49,7 +49,7 @@ extension FetchedResultsControllerBase {
     /// results then depend on more than the stores).
     func storeVersions() throws -> [String]? {
         let context = managedObjectContext
-        guard context.changed.isEmpty, context.inheritedPendingIDs().isEmpty,
+        guard !context.hasVisiblePendingChanges,
               let coordinator = context.persistentStoreCoordinator else { return nil }
         return try coordinator.persistentStores.map { store in
             let version = try store.database.view { $0.snapshotID }

@@ -141,13 +141,7 @@ extension FetchedResultsControllerBase {
             let compact = list[position]
             if let row = placed[compact] { return row }
             // An unchanged entry: its values from its object (one fault per probe at most).
-            let id: ObjectID
-            if compact.store < 0 {
-                id = self.unsaved[Int(compact.key)]
-            } else {
-                guard let info = model?.infosByCode[compact.code] else { throw IncrementalUpdateFailure() }
-                id = ObjectID(info: info, store: stores[Int(compact.store)].identifier, key: compact.key)
-            }
+            let id = compact.objectID(stores: stores, unsaved: self.unsaved, model: model ?? .empty)
             guard let row = try currentRow(id, nil, evaluator: &evaluator) else { throw IncrementalUpdateFailure() }
             return row
         }

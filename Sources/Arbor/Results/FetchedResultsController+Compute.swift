@@ -75,7 +75,7 @@ extension FetchedResultsControllerBase {
     private func canUseIndexes(_ context: ManagedObjectContext) -> Bool {
         fetchRequest.predicate == nil && fetchRequest.fetchLimit == 0 && fetchRequest.fetchOffset <= 0
             && fetchRequest.affectedStores == nil && sectionNameKeyPath != nil
-            && context.changed.isEmpty && context.inheritedPendingIDs().isEmpty
+            && !context.hasVisiblePendingChanges
     }
 
     /// Sections by `relationship.attribute` of a required to-one relationship: the destination

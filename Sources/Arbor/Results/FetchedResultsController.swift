@@ -125,13 +125,17 @@ public class FetchedResultsControllerBase {
     /// The materializing view of the current results.
     var results: FetchResults<ManagedObject> {
         if let view { return view }
+        let made = makeResults(ManagedObject.self)
+        view = made
+        return made
+    }
+
+    /// A batched view of the current results (batches of `fetchBatchSize`, 20 when unset).
+    func makeResults<T: ManagedObject>(_ type: T.Type) -> FetchResults<T> {
         // `model` is set by the first performFetch, before any result can be read.
         let model = self.model ?? managedObjectContext.model ?? ManagedObjectModel.empty
         let batch = fetchRequest.fetchBatchSize > 0 ? fetchRequest.fetchBatchSize : 20
-        let made = FetchResults<ManagedObject>(ids: entries, stores: stores, unsaved: unsaved, model: model,
-                                               context: managedObjectContext, batchSize: batch)
-        view = made
-        return made
+        return FetchResults<T>(ids: entries, stores: stores, unsaved: unsaved, model: model, context: managedObjectContext, batchSize: batch)
     }
 
     /// The sections, in order (nil before `performFetch`). Without a section key path there is
@@ -240,10 +244,7 @@ public class FetchedResultsControllerBase {
 public final class FetchedResultsController<Element: ManagedObject>: FetchedResultsControllerBase {
     /// The results in order (nil before `performFetch`), materialized batch by batch as read.
     public var fetchedObjects: FetchResults<Element>? {
-        guard hasFetched, let model else { return nil }
-        let batch = fetchRequest.fetchBatchSize > 0 ? fetchRequest.fetchBatchSize : 20
-        return FetchResults<Element>(ids: entries, stores: stores, unsaved: unsaved, model: model,
-                                     context: managedObjectContext, batchSize: batch)
+        hasFetched ? makeResults(Element.self) : nil
     }
 
     /// The object at `indexPath` (`[section, item]`).

@@ -20,8 +20,9 @@ struct MigrationPlan {
     private(set) var codes: [UInt16: UInt16] = [:]
     /// New entity name → the source of each of its columns, in slot order.
     private(set) var columns: [String: [ColumnSource]] = [:]
-    /// New relationship (entity, name) → the old relationship it continues, as "entity.name".
-    private(set) var relationshipOrigins: [String: (entity: String, name: String)] = [:]
+    /// "Entity.property" of the new model → the name of the old property (of the entity's
+    /// predecessor) it continues, for attributes and relationships.
+    private(set) var propertyOrigins: [String: String] = [:]
     /// Changes that are not lightweight; the migration is refused when there is any.
     private(set) var refusals: [String] = []
     /// Every change, in words, for the model history.
@@ -78,12 +79,13 @@ struct MigrationPlan {
         }
         var sources = Array(repeating: ColumnSource.new(nil), count: info.columnCount)
         var matchedOld: Set<String> = []
+        let oldAttributes = origin.attributes.map(\.description.name)
+        let attributesRenamedAway = Set(info.attributes.compactMap(\.description.renamingIdentifier))
         for attribute in info.attributes {
             let description = attribute.description
             let isOwn = info.schema.attributes.contains { $0.name == description.name }
-            guard let previous = Self.match(description.name, description.renamingIdentifier, in: origin.attributes.map(\.description.name),
-                                            renamedAway: Set(info.attributes.compactMap(\.description.renamingIdentifier)))
-                    .flatMap(origin.attribute(named:)) else {
+            guard let previous = Self.match(description.name, description.renamingIdentifier, in: oldAttributes,
+                                            renamedAway: attributesRenamedAway).flatMap(origin.attribute(named:)) else {
                 if isOwn {
                     changes.append("\(entity).\(description.name) added")
                     if !description.isOptional && description.defaultValue == nil {
@@ -94,6 +96,7 @@ struct MigrationPlan {
                 continue
             }
             matchedOld.insert(previous.description.name)
+            propertyOrigins["\(entity).\(description.name)"] = previous.description.name
             let was = previous.description
             if isOwn && was.name != description.name { changes.append("\(entity).\(was.name) renamed to \(description.name)") }
             // Inherited properties are judged once, on the entity that declares them.
@@ -116,12 +119,13 @@ struct MigrationPlan {
         }
 
         var matchedRelationships: Set<String> = []
+        let oldRelationships = origin.relationships.map(\.description.name)
+        let relationshipsRenamedAway = Set(info.relationships.compactMap(\.description.renamingIdentifier))
         for relationship in info.relationships {
             let description = relationship.description
             let isOwn = info.schema.relationships.contains { $0.name == description.name }
-            guard let previous = Self.match(description.name, description.renamingIdentifier, in: origin.relationships.map(\.description.name),
-                                            renamedAway: Set(info.relationships.compactMap(\.description.renamingIdentifier)))
-                    .flatMap(origin.relationship(named:)) else {
+            guard let previous = Self.match(description.name, description.renamingIdentifier, in: oldRelationships,
+                                            renamedAway: relationshipsRenamedAway).flatMap(origin.relationship(named:)) else {
                 if isOwn {
                     changes.append("\(entity).\(description.name) added")
                     if !description.isToMany && !description.isOptional {
@@ -131,7 +135,7 @@ struct MigrationPlan {
                 continue
             }
             matchedRelationships.insert(previous.description.name)
-            relationshipOrigins["\(entity).\(description.name)"] = (originName, previous.description.name)
+            propertyOrigins["\(entity).\(description.name)"] = previous.description.name
             let was = previous.description
             if isOwn && was.name != description.name { changes.append("\(entity).\(was.name) renamed to \(description.name)") }
             guard isOwn else {

@@ -38,13 +38,10 @@ enum StoreMigration {
             var migration = Migration(tx: tx, plan: plan, path: path)
             try migration.run()
             let metadata = try tx.tree(StoreLayout.metadataTree)
-            var history: [ModelMigrationRecord] = []
-            if let bytes = try metadata.get(historyKey) {
-                history = (try? JSONDecoder.history.decode([ModelMigrationRecord].self, from: Data(bytes))) ?? []
-            }
+            var history = decodeHistory(try metadata.get(historyKey))
             history.append(ModelMigrationRecord(fromVersionHash: storedHash, toVersionHash: model.versionHash,
                                                 date: Date(), changes: plan.changes))
-            try metadata.put(historyKey, Array(try JSONEncoder.history.encode(history)))
+            try metadata.put(historyKey, try encodeHistory(history))
             try metadata.put(StoreMetadata.modelKey, try ManagedObjectModel.canonicalJSON(model.schema))
             try metadata.put(StoreMetadata.modelHashKey, Array(model.versionHash.utf8))
         }
@@ -52,27 +49,23 @@ enum StoreMigration {
 
     /// The migrations recorded in the store, oldest first.
     static func history(_ database: Database) throws -> [ModelMigrationRecord] {
-        try database.view { tx in
-            guard let bytes = try tx.tree(StoreLayout.metadataTree).get(historyKey) else { return [] }
-            return (try? JSONDecoder.history.decode([ModelMigrationRecord].self, from: Data(bytes))) ?? []
-        }
+        try database.view { tx in decodeHistory(try tx.tree(StoreLayout.metadataTree).get(historyKey)) }
     }
-}
 
-extension JSONEncoder {
-    static var history: JSONEncoder {
+    /// The history record's JSON (dates in ISO 8601); a missing or unreadable record is an empty
+    /// history — it is informative, never needed to open the store.
+    static func decodeHistory(_ bytes: [UInt8]?) -> [ModelMigrationRecord] {
+        guard let bytes else { return [] }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return (try? decoder.decode([ModelMigrationRecord].self, from: Data(bytes))) ?? []
+    }
+
+    static func encodeHistory(_ history: [ModelMigrationRecord]) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }
-}
-
-extension JSONDecoder {
-    static var history: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
+        return Array(try encoder.encode(history))
     }
 }
 
@@ -217,13 +210,7 @@ private struct Migration {
     func keepsIndex(_ index: EntityInfo.Index, of info: EntityInfo) -> Bool {
         guard let originName = plan.predecessor[info.name], let origin = old.info(named: originName),
               let previous = origin.indexes.first(where: { $0.tree == index.tree }) else { return false }
-        let originsOfProperties = index.properties.map { property -> String in
-            if let attribute = info.attribute(named: property) {
-                return MigrationPlan.match(property, attribute.description.renamingIdentifier,
-                                           in: origin.attributes.map(\.description.name), renamedAway: []) ?? "?"
-            }
-            return plan.relationshipOrigins["\(info.name).\(property)"]?.name ?? "?"
-        }
+        let originsOfProperties = index.properties.map { plan.propertyOrigins["\(info.name).\($0)"] ?? "?" }
         return originsOfProperties == previous.properties && previous.isUnique == index.isUnique
             && previous.isNormalized == index.isNormalized && previous.isForeignKey == index.isForeignKey
             && (previous.orderSlot == nil) == (index.orderSlot == nil)
@@ -251,8 +238,8 @@ private struct Migration {
     /// The entries the new join tree of `relationship` gets; nil when the old tree can stay as it is.
     func migratedJoinEntries(_ info: EntityInfo, _ relationship: EntityInfo.Relationship) throws -> [(key: [UInt8], value: [UInt8])]? {
         guard let tree = relationship.joinTree else { return nil }
-        guard let origin = plan.relationshipOrigins["\(info.name).\(relationship.description.name)"],
-              let originInfo = old.info(named: origin.entity), let previous = originInfo.relationship(named: origin.name),
+        guard let originEntity = plan.predecessor[info.name], let originName = plan.propertyOrigins["\(info.name).\(relationship.description.name)"],
+              let originInfo = old.info(named: originEntity), let previous = originInfo.relationship(named: originName),
               let oldTree = previous.joinTree, try tx.hasTree(oldTree) else {
             return []  // a new relationship: an empty tree
         }

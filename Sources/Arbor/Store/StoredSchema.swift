@@ -9,14 +9,17 @@ extension PersistentStore {
     ///   `.engine` for I/O errors.
     /// - Complexity: a few page reads.
     public static func storedSchema(at url: URL) throws -> ModelSchema {
+        try withStoreFile(at: url) { database, path in try schema(in: database, path: path) }
+    }
+
+    /// Opens the existing store file at `url` read-only for `body`, with errors as `StoreError`s.
+    private static func withStoreFile<T>(at url: URL, _ body: (Database, String) throws -> T) throws -> T {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else { throw StoreError.fileNotFound(path: path) }
         var options = Database.Options()
         options.readOnly = true
         options.create = false
-        do {
-            return try schema(in: try Database.open(path: path, options: options), path: path)
-        } catch { throw storeError(error, path: path) }
+        do { return try body(try Database.open(path: path, options: options), path) } catch { throw storeError(error, path: path) }
     }
 
     /// The model schema stored in a store on any `StorageFile` (an in-memory file, in tests
@@ -32,16 +35,10 @@ extension PersistentStore {
     /// without opening it as a store.
     /// - Throws: as `storedSchema(at:)`.
     public static func modelHistory(at url: URL) throws -> [ModelMigrationRecord] {
-        let path = url.path
-        guard FileManager.default.fileExists(atPath: path) else { throw StoreError.fileNotFound(path: path) }
-        var options = Database.Options()
-        options.readOnly = true
-        options.create = false
-        do {
-            let database = try Database.open(path: path, options: options)
-            _ = try schema(in: database, path: path)
+        try withStoreFile(at: url) { database, path in
+            _ = try schema(in: database, path: path)  // a store, not any engine file
             return try StoreMigration.history(database)
-        } catch { throw storeError(error, path: path) }
+        }
     }
 
     private static func schema(in database: Database, path: String) throws -> ModelSchema {
