@@ -98,9 +98,11 @@ public struct ValidationFailure: Equatable, Sendable, CustomStringConvertible {
     public var entity: String
     public var key: String
     public var kind: ValidationFailureKind
+    /// For a batch insert: the position of the object in the request (from 0).
+    public var batchIndex: Int?
 
     public var description: String {
-        let subject = "\(entity).\(key)" + (objectID.map { " of \($0)" } ?? "")
+        let subject = "\(entity).\(key)" + (objectID.map { " of \($0)" } ?? "") + (batchIndex.map { " of batch object \($0)" } ?? "")
         switch kind {
         case .missingValue: return "\(subject): a value is required"
         case .typeMismatch(let expected, let found): return "\(subject): expected \(expected.rawValue), found \(found)"

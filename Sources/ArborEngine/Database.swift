@@ -102,7 +102,15 @@ public final class Database: Sendable {
                 try file.sync()
             }
         }
-        let meta = try Meta.readCurrent(from: file, path: path)
+        var meta = try Meta.readCurrent(from: file, path: path)
+        // A lock file behind the file's newest commit (the file was copied in, or its last writer
+        // died before publishing) would make every read transaction re-read the meta pages: repair
+        // it now, as the next writer would, unless a writer is at work.
+        if let lockFile, (try? lockFile.publishedCommit()) != meta.txid, registry.tryLockWriter() {
+            defer { registry.unlockWriter() }
+            meta = try Meta.readCurrent(from: file, path: path)
+            if (try? lockFile.publishedCommit()) != meta.txid { try? lockFile.publishCommit(meta.txid) }
+        }
         if meta.isCompressed && !options.readOnly { throw ArborError.compressedFileIsReadOnly }
         self.pageSize = meta.pageSize
         self.state = Locked(State(meta: meta))

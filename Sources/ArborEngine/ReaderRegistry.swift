@@ -74,6 +74,15 @@ final class ReaderRegistry: Sendable {
         }
     }
 
+    /// Takes the writer lock only if no writer holds it; returns whether it did.
+    func tryLockWriter() -> Bool {
+        guard writerGate.wait(timeout: .now()) == .success else { return false }
+        guard let lockFile else { return true }
+        if (try? lockFile.tryLockWriter()) == true { return true }
+        writerGate.signal()
+        return false
+    }
+
     func unlockWriter() {
         lockFile?.unlockWriter()
         writerGate.signal()
@@ -193,6 +202,13 @@ final class LockFile: @unchecked Sendable {
     }
 
     func lockWriter() throws { try Self.lock(descriptor, byte: Self.writerByte, exclusive: true, wait: true) }
+    /// False when another process holds the writer lock.
+    func tryLockWriter() throws -> Bool {
+        do { try Self.lock(descriptor, byte: Self.writerByte, exclusive: true, wait: false) } catch ArborError.io(_, let code) where code == EAGAIN || code == EACCES {
+            return false
+        }
+        return true
+    }
     func unlockWriter() { Self.unlock(descriptor, byte: Self.writerByte) }
 
     // MARK: System calls

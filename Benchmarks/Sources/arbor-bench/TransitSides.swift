@@ -49,37 +49,38 @@ struct ArborTransitSide {
         return try ArborTransitSide(path: path, compound: compound)
     }
 
-    func importFeed(_ feed: TransitFeed, batch: Int = 10_000) throws {
-        let context = container.newBackgroundContext()
-        try context.performAndWait {
-            var stops: [BenchStop] = []
-            for stop in feed.stops {
-                let object = BenchStop(context: context)
-                object.identifier = stop.identifier
-                object.name = stop.name
-                object.normalizedName = QueryPoints.fold(stop.name)
-                object.latitude = stop.latitude
-                object.longitude = stop.longitude
-                stops.append(object)
-            }
-            try context.save()
-            let ids = stops.map(\.objectID)
-            stops = []
-            context.reset()
-            for (index, time) in feed.stopTimes.enumerated() {
-                let object = BenchStopTime(context: context)
-                object.arrivalTime = Date(timeIntervalSince1970: Double(time.arrival))
-                object.departureTime = Date(timeIntervalSince1970: Double(time.departure))
-                object.pickupType = Int16(time.pickup)
-                object.dropOffType = Int16(time.dropOff)
-                object.stop = context.object(with: ids[Int(time.stop)]) as? BenchStop
-                if (index + 1) % batch == 0 {
-                    try context.save()
-                    context.reset()
-                }
-            }
-            try context.save()
+    /// Imports through two batch inserts (Core Data's `NSBatchInsertRequest`): the stops, then
+    /// the stop times referring to them by ID, each request one transaction.
+    func importFeed(_ feed: TransitFeed) throws {
+        let coordinator = container.persistentStoreCoordinator
+        var next = 0
+        var stops = BatchInsertRequest(entityName: "Stop") { object in
+            guard next < feed.stops.count else { return true }
+            let stop = feed.stops[next]
+            next += 1
+            object.setValue(.int(stop.identifier), forKey: "identifier")
+            object.setValue(.string(stop.name), forKey: "name")
+            object.setValue(.string(QueryPoints.fold(stop.name)), forKey: "normalizedName")
+            object.setValue(.double(stop.latitude), forKey: "latitude")
+            object.setValue(.double(stop.longitude), forKey: "longitude")
+            return false
         }
+        stops.resultType = .objectIDs
+        let ids = try coordinator.execute(stops).objectIDs ?? []
+        guard ids.count == feed.stops.count else { throw BenchError.wrongAnswer("\(ids.count) stop IDs for \(feed.stops.count) stops") }
+        next = 0
+        let times = BatchInsertRequest(entityName: "StopTime") { object in
+            guard next < feed.stopTimes.count else { return true }
+            let time = feed.stopTimes[next]
+            next += 1
+            object.setValue(.date(Date(timeIntervalSince1970: Double(time.arrival))), forKey: "arrivalTime")
+            object.setValue(.date(Date(timeIntervalSince1970: Double(time.departure))), forKey: "departureTime")
+            object.setValue(.int(Int64(time.pickup)), forKey: "pickupType")
+            object.setValue(.int(Int64(time.dropOff)), forKey: "dropOffType")
+            object.setObjectID(ids[Int(time.stop)], forKey: "stop")
+            return false
+        }
+        _ = try coordinator.execute(times)
     }
 
     /// Runs `body` for each query on one context; returns per-query latencies (ms) and a checksum.

@@ -70,6 +70,9 @@ final class SaveWriter {
     var orderAssignments: [OrderKey: Int64] = [:]
     var appendCursors: [OwnerKey: Int64] = [:]
     var written: [ObjectID: StoredRow] = [:]
+    /// Off for a batch insert without unique indexes: nobody reads the rows back (the row cache
+    /// holds no new row, and only uniqueness checks look at them).
+    var keepsWrittenRows = true
     var vanished: [ObjectID] = []
     var policy: MergePolicy = .error
     /// Index and foreign-key entries to remove and add, per tree, applied in key order by
@@ -88,6 +91,12 @@ final class SaveWriter {
     }
 
     func run(_ request: SaveRequest) throws -> SaveResult {
+        // Per-request state; primary-key counters and append cursors carry over, so a batch
+        // insert runs chunk after chunk through one writer.
+        permanent = [:]
+        written = [:]
+        orderAssignments = [:]
+        vanished = []
         policy = request.mergePolicy
         try assignPrimaryKeys(request.inserts)
         for delete in request.deletes { try deleteRow(delete) }
@@ -242,7 +251,7 @@ final class SaveWriter {
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
         try tx.tree(info.rowTree).put(IndexKeys.rowKey(id.primaryKey), RowCodec.encode(row))
-        written[id] = row
+        if keepsWrittenRows { written[id] = row }
     }
 
     private func deleteRow(_ delete: SaveRequest.RowDelete) throws {

@@ -1,0 +1,154 @@
+import ArborEngine
+import Foundation
+
+extension PersistentStoreCoordinator {
+    /// Inserts the objects of `request` into the store that holds its entity, in one
+    /// transaction, bypassing contexts (see `BatchInsertRequest`).
+    ///
+    /// - Complexity: O(n log n) for n objects: rows are appended in primary-key order and each
+    ///   index's entries are sorted before they are inserted, a chunk of objects at a time.
+    /// - Throws: `ContextError.unknownEntity`; `ValidationError` listing the objects (by
+    ///   `batchIndex`) with an unknown key, a value of the wrong type, a missing required value,
+    ///   a reference to an object that is not stored, or a uniqueness violation;
+    ///   `StoreError.noStoreForEntity`, `.readOnlyStore`; errors thrown by the handler.
+    ///   Nothing is stored when it throws.
+    public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
+        guard let info = managedObjectModel.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        guard !info.isAbstract else {
+            throw ValidationError(failures: [ValidationFailure(objectID: nil, entity: info.name, key: "", kind: .abstractEntity)])
+        }
+        guard let store = persistentStores.first(where: { $0.holds(info) }) else { throw StoreError.noStoreForEntity(info.name) }
+        return try store.batchInsert(info, request)
+    }
+}
+
+extension ManagedObjectContext {
+    /// Runs a batch insert through the context's coordinator (see
+    /// `PersistentStoreCoordinator.execute(_:)`). The context's objects are not changed.
+    public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
+        guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore }
+        return try coordinator.execute(request)
+    }
+}
+
+extension PersistentStore {
+    /// Objects written per `SaveWriter` run: bounds the memory of the per-save bookkeeping
+    /// (the transaction's dirty pages still grow with the whole request).
+    static let batchChunk = 16_384
+    /// Problems reported by one failed batch insert at most.
+    static let batchFailureLimit = 100
+
+    func batchInsert(_ info: EntityInfo, _ request: BatchInsertRequest, chunkSize: Int = batchChunk) throws -> BatchInsertResult {
+        guard !isReadOnly else { throw StoreError.readOnlyStore(path: path) }
+        let pull: (inout BatchInsertObject) throws -> Bool
+        switch request.source {
+        case .objects(let objects):
+            var iterator = objects.makeIterator()
+            pull = { object in
+                guard let values = iterator.next() else { return false }
+                for (key, value) in values { object.setValue(value, forKey: key) }
+                return true
+            }
+        case .handler(let handler):
+            pull = { object in try !handler(&object) }
+        }
+        var count = 0
+        var ids: [ObjectID]? = request.resultType == .objectIDs ? [] : nil
+        do {
+            let tx = try database.beginWrite()
+            do {
+                var checker = BatchReferenceChecker()
+                let writer = SaveWriter(store: self, tx: tx)
+                writer.keepsWrittenRows = info.indexes.contains { $0.isUnique }
+                var finished = false
+                while !finished {
+                    var chunk = SaveRequest()
+                    chunk.inserts.reserveCapacity(chunkSize)
+                    var positions: [Int64: Int] = [:]  // temporary serial → batch index
+                    var failures: [ValidationFailure] = []
+                    while chunk.inserts.count < max(chunkSize, 1) {
+                        var object = BatchInsertObject(info: info)
+                        guard try pull(&object) else {
+                            finished = true
+                            break
+                        }
+                        let id = ObjectID.makeTemporary(info)
+                        let columns = try complete(object, at: count, tx: tx, checker: &checker, failures: &failures)
+                        positions[id.primaryKey] = count
+                        chunk.inserts.append(SaveRequest.RowWrite(id: id, columns: columns, expectedVersion: nil))
+                        count += 1
+                        if failures.count >= Self.batchFailureLimit { break }
+                    }
+                    if !failures.isEmpty { throw ValidationError(failures: failures) }
+                    guard !chunk.inserts.isEmpty else { break }
+                    let result: SaveResult
+                    do {
+                        result = try writer.run(chunk)
+                    } catch var error as ValidationError {
+                        // Uniqueness: name the objects by their position, not a temporary ID.
+                        for index in error.failures.indices {
+                            guard let id = error.failures[index].objectID, id.isTemporaryID else { continue }
+                            error.failures[index].batchIndex = positions[id.primaryKey]
+                            error.failures[index].objectID = nil
+                        }
+                        throw error
+                    }
+                    ids?.append(contentsOf: chunk.inserts.compactMap { result.permanentIDs[$0.id] })
+                }
+                try tx.commit()
+                // New rows only: no cached row changed, the cache just moves to this snapshot.
+                rowCache.apply(written: [], deleted: [], snapshot: tx.transactionID)
+            } catch {
+                tx.abort()
+                throw error
+            }
+        } catch { throw storeError(error, path: path) }
+        return BatchInsertResult(count: count, objectIDs: ids)
+    }
+
+    /// The object's full row: defaults for what it did not set, its problems (and missing
+    /// required values, references to rows that are not stored) appended to `failures`.
+    private func complete(_ object: BatchInsertObject, at index: Int, tx: WriteTransaction, checker: inout BatchReferenceChecker,
+                          failures: inout [ValidationFailure]) throws -> [WriteColumn] {
+        let info = object.info
+        // A key with a problem already reported is not reported again as missing.
+        let reported = object.problems.isEmpty ? [] : Set(object.problems.map(\.key))
+        func fail(_ key: String, _ kind: ValidationFailureKind) {
+            guard !reported.contains(key) else { return }
+            failures.append(ValidationFailure(objectID: nil, entity: info.name, key: key, kind: kind, batchIndex: index))
+        }
+        for problem in object.problems {
+            failures.append(ValidationFailure(objectID: nil, entity: info.name, key: problem.key, kind: problem.kind, batchIndex: index))
+        }
+        var columns = [WriteColumn](repeating: .value(.null), count: info.columnCount)
+        for attribute in info.attributes {
+            let value = object.columns[attribute.slot] ?? attribute.description.defaultValue.map(WriteColumn.value) ?? .value(.null)
+            if case .value(.null) = value, !attribute.description.isOptional { fail(attribute.description.name, .missingValue) }
+            columns[attribute.slot] = value
+        }
+        for relationship in info.relationships where relationship.kind == .toOne {
+            let value = object.columns[relationship.slot] ?? .value(.null)
+            switch value {
+            case .reference(let target):
+                if try !checker.exists(target, in: self, tx: tx) { fail(relationship.description.name, .danglingReference(target)) }
+            case .value:
+                if !relationship.description.isOptional { fail(relationship.description.name, .missingValue) }
+            }
+            columns[relationship.slot] = value
+        }
+        return columns
+    }
+}
+
+/// Which referenced rows a batch insert found stored, so each is read once.
+struct BatchReferenceChecker {
+    private var found: [UInt16: Set<Int64>] = [:]
+
+    mutating func exists(_ id: ObjectID, in store: PersistentStore, tx: WriteTransaction) throws -> Bool {
+        guard id.storeIdentifier == store.identifier else { return false }
+        if found[id.info.rootCode]?.contains(id.primaryKey) == true { return true }
+        guard try store.readRow(tx, id) != nil else { return false }
+        found[id.info.rootCode, default: []].insert(id.primaryKey)
+        return true
+    }
+}
