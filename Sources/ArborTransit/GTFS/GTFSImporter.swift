@@ -7,7 +7,7 @@ public struct GTFSImportOptions: Sendable {
     public var prefix = ""
     /// Skip rows that break the GTFS rules (counting them) instead of failing on the first.
     public var skipBadRows = false
-    /// Objects saved per transaction.
+    /// Stop times inserted per transaction.
     public var batchSize = 50_000
     public init() {}
 }
@@ -31,7 +31,7 @@ public struct GTFSImportResult: Sendable {
 }
 
 /// Builds a transit store (`TransitModel`) from a GTFS feed's `stops.txt` and `stop_times.txt`,
-/// through Arbor's public API: a background context saving in batches.
+/// through Arbor's public API: batch inserts, the stop times a batch at a time.
 ///
 /// The output is written beside its final place and renamed over it only when the import
 /// succeeded, so it is either complete or untouched — never half-written. Importing into an
@@ -107,27 +107,43 @@ public enum GTFSImporter {
                 }
             }
             let identifiers = assignIdentifiers(stops.map(\.stopID), used: usedIdentifiers)
-            var stopIDs: [String: ObjectID] = [:]
-            var inserted: [Stop] = []
-            for (stop, identifier) in zip(stops, identifiers) {
-                let object = Stop(context: context)
-                object.identifier = identifier
-                object.stopID = stop.stopID
-                object.name = stop.name
-                object.normalizedName = TransitModel.normalize(stop.name)
-                object.latitude = stop.latitude
-                object.longitude = stop.longitude
-                object.locationType = stop.locationType
-                inserted.append(object)
+            var next = 0
+            var insertStops = BatchInsertRequest(entityName: "Stop") { object in
+                guard next < stops.count else { return true }
+                let stop = stops[next]
+                object.setValue(.int(identifiers[next]), forKey: "identifier")
+                object.setValue(.string(stop.stopID), forKey: "stopID")
+                object.setValue(.string(stop.name), forKey: "name")
+                object.setValue(.string(TransitModel.normalize(stop.name)), forKey: "normalizedName")
+                object.setValue(stop.latitude.map(AttributeValue.double) ?? .null, forKey: "latitude")
+                object.setValue(stop.longitude.map(AttributeValue.double) ?? .null, forKey: "longitude")
+                object.setValue(.int(Int64(stop.locationType)), forKey: "locationType")
+                next += 1
+                return false
             }
-            try context.save()
-            for object in inserted { stopIDs[object.stopID] = object.objectID }
-            result.stops = inserted.count
-            inserted = []
-            context.reset()
+            insertStops.resultType = .objectIDs
+            let ids = try context.execute(insertStops).objectIDs ?? []
+            let stopIDs = Dictionary(zip(stops.map(\.stopID), ids), uniquingKeysWith: { first, _ in first })
+            result.stops = ids.count
 
-            // stop_times.txt: streamed, saved every batchSize rows.
-            var pending = 0
+            // stop_times.txt: streamed, inserted every batchSize rows (a batch insert each).
+            var pending: [(row: GTFSStopTime, stop: ObjectID)] = []
+            func flush() throws {
+                var index = 0
+                let insert = BatchInsertRequest(entityName: "StopTime") { object in
+                    guard index < pending.count else { return true }
+                    let (row, stop) = pending[index]
+                    object.setValue(row.arrival.map { .date(Date(timeIntervalSince1970: Double($0))) } ?? .null, forKey: "arrivalTime")
+                    object.setValue(row.departure.map { .date(Date(timeIntervalSince1970: Double($0))) } ?? .null, forKey: "departureTime")
+                    object.setValue(.int(Int64(row.pickupType)), forKey: "pickupType")
+                    object.setValue(.int(Int64(row.dropOffType)), forKey: "dropOffType")
+                    object.setObjectID(stop, forKey: "stop")
+                    index += 1
+                    return false
+                }
+                result.stopTimes += try context.execute(insert).count
+                pending.removeAll(keepingCapacity: true)
+            }
             try readTable(timesURL, progress: progress) { table in
                 let reader = try GTFSRows.StopTimes(table: table)
                 return { record in
@@ -136,24 +152,12 @@ public enum GTFSImporter {
                         guard let stopID = stopIDs[options.prefix + row.stopID] else {
                             throw GTFSError(file: table.file, line: record.line, .unknownStop(row.stopID))
                         }
-                        let time = StopTime(context: context)
-                        time.arrivalTime = row.arrival.map { Date(timeIntervalSince1970: Double($0)) }
-                        time.departureTime = row.departure.map { Date(timeIntervalSince1970: Double($0)) }
-                        time.pickupType = row.pickupType
-                        time.dropOffType = row.dropOffType
-                        time.stop = context.object(with: stopID) as? Stop
-                        result.stopTimes += 1
-                        pending += 1
-                        if pending >= options.batchSize {
-                            try context.save()
-                            context.reset()
-                            pending = 0
-                        }
+                        pending.append((row, stopID))
+                        if pending.count >= options.batchSize { try flush() }
                     } catch let error as GTFSError { try skipOrThrow(error) }
                 }
             }
-            try context.save()
-            context.reset()
+            try flush()
             return result
         }
         for persistentStore in container.persistentStoreCoordinator.persistentStores { try persistentStore.compact(to: compactInto) }
