@@ -143,15 +143,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Creates the object for `id` (a fault) and registers it.
-    func instantiate(_ id: ObjectID) -> ManagedObject {
+    func instantiate(_ id: ObjectID, store: PersistentStore? = nil) -> ManagedObject {
         let object = id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
-        register(object)
+        register(object, store: store)
         return object
     }
 
-    func register(_ object: ManagedObject) {
+    /// Registers `object` in the identity map; `store` (when the caller knows it holds the
+    /// object) saves a lookup in the coordinator.
+    func register(_ object: ManagedObject, store known: PersistentStore? = nil) {
         registered[object.objectID] = WeakObject(object)
-        if !object.objectID.isTemporaryID, object.cacheRetention == nil, let store = try? store(for: object.objectID) {
+        if !object.objectID.isTemporaryID, object.cacheRetention == nil, let store = known ?? (try? store(for: object.objectID)) {
             let key = RowKey(object.objectID)
             store.rowCache.retain(key)
             object.cacheRetention = (store.rowCache, key)
@@ -214,6 +216,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public func object(with id: ObjectID) -> ManagedObject {
         if let object = registered[id]?.object { return object }
         return instantiate(id)
+    }
+
+    /// `object(with:)` for an ID of `store` (a fetch's rows): no coordinator lookup.
+    func object(with id: ObjectID, in store: PersistentStore) -> ManagedObject {
+        if let object = registered[id]?.object { return object }
+        return instantiate(id, store: store)
     }
 
     /// The object for `id` with its data loaded.

@@ -75,8 +75,10 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
             return objects
         }
         let range = (batch * batchSize)..<Swift.min((batch + 1) * batchSize, ids.count)
-        let identifiers = range.map(objectID(at:))
-        let objects = identifiers.map { context.object(with: $0) }
+        let objects = range.map { position -> ManagedObject in
+            let id = objectID(at: position), store = ids[position].store
+            return store >= 0 ? context.object(with: id, in: stores[Int(store)]) : context.object(with: id)
+        }
         var byStore: [Int: [ManagedObject]] = [:]
         for (offset, object) in objects.enumerated() where object.isFaultState && ids[range.lowerBound + offset].store >= 0 {
             byStore[Int(ids[range.lowerBound + offset].store), default: []].append(object)
@@ -115,8 +117,8 @@ extension ManagedObjectContext {
             let rows: [(ManagedObject, StoredRow)] = try store.database.view { tx in
                 store.rowCache.observe(snapshot: tx.snapshotID)
                 var found: [(ManagedObject, StoredRow)] = []
-                for object in missing {
-                    if let row = try store.readRow(tx, object.objectID) { found.append((object, row)) }
+                for (object, row) in zip(missing, try store.readRows(tx, missing.map(\.objectID))) {
+                    if let row { found.append((object, row)) }
                 }
                 store.rowCache.store(found.map { (RowKey($0.0.objectID), $0.1) }, snapshot: tx.snapshotID)
                 return found

@@ -12,12 +12,20 @@ extension ManagedObjectContext {
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         let (entries, _) = try execute(request)
         let fill = !request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty
+        // Rows come store by store: the store of the previous entry is looked up once.
+        var lastStore: PersistentStore?
+        func store(of id: ObjectID) -> PersistentStore? {
+            if let lastStore, id.storeIdentifier == lastStore.identifier { return lastStore }
+            lastStore = try? self.store(for: id)
+            return lastStore
+        }
         let objects = entries.map { entry in
-            let object = self.object(with: entry.id)
+            let store = entry.id.isTemporaryID ? nil : store(of: entry.id)
+            let object = store.map { self.object(with: entry.id, in: $0) } ?? self.object(with: entry.id)
             if fill, object.isFaultState {
                 if parent != nil {
                     fulfillQuietly(object)
-                } else if let row = entry.row, let store = try? store(for: entry.id) {
+                } else if let row = entry.row, let store {
                     try? apply(row, to: object, from: store)
                 }
             }

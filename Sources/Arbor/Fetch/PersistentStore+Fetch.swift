@@ -94,7 +94,7 @@ extension PersistentStore {
                 func consider(_ key: Int64, _ row: StoredRow) throws {
                     examined += 1
                     if examined % 256 == 0, let onProgress { try onProgress(examined) }
-                    let matchesEntity = includesSubentities ? info.descendantCodes.contains(row.entityCode) : row.entityCode == info.code
+                    let matchesEntity = row.entityCode == info.code || (includesSubentities && info.descendantCodes.contains(row.entityCode))
                     guard matchesEntity, let concrete = model.infosByCode[row.entityCode] else { return }
                     let id = ObjectID(info: concrete, store: identifier, key: key)
                     let subject = RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)
@@ -142,8 +142,8 @@ extension PersistentStore {
                             guard let pk = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
-                            let matchesEntity = includesSubentities ? info.descendantCodes.contains(code) : code == info.code
-                            guard matchesEntity else { return true }
+                            // The entity's own code first: a set lookup only for sub-entities.
+                            guard code == info.code || (includesSubentities && info.descendantCodes.contains(code)) else { return true }
                             // Conditions the key answers: skip the row read when one fails
                             // (another branch of a union may still find the row).
                             for filter in keyFilters where try !filter.matches(key) {

@@ -135,6 +135,38 @@ public final class PersistentStore: Sendable {
 
     func readRow(_ tx: Transaction, _ id: ObjectID) throws -> StoredRow? {
         guard let bytes = try tx.tree(id.info.rowTree).get(IndexKeys.rowKey(id.primaryKey)) else { return nil }
+        return try decodeRow(bytes, of: id)
+    }
+
+    /// The rows of `ids` (nil where a row is missing), in the order of `ids`. Keys are visited
+    /// in ascending order with one cursor per row tree, so a run of consecutive keys (a batch
+    /// of results) costs a step each instead of a descent from the root each.
+    func readRows(_ tx: Transaction, _ ids: [ObjectID]) throws -> [StoredRow?] {
+        var rows = [StoredRow?](repeating: nil, count: ids.count)
+        var cursors: [String: Cursor] = [:]
+        for position in ids.indices.sorted(by: { (ids[$0].info.rowTree, ids[$0].primaryKey) < (ids[$1].info.rowTree, ids[$1].primaryKey) }) {
+            let id = ids[position]
+            let key = IndexKeys.rowKey(id.primaryKey)
+            let cursor: Cursor
+            if let open = cursors[id.info.rowTree] {
+                cursor = open
+            } else {
+                cursor = try tx.tree(id.info.rowTree).makeCursor()
+                cursors[id.info.rowTree] = cursor
+            }
+            func isAtKey() -> Bool { cursor.withKey { $0.elementsEqual(key) } ?? false }
+            // The next entry is usually the one wanted; otherwise descend from the root.
+            let advanced = try cursor.isPositioned && cursor.next()
+            if !(advanced && isAtKey()) {
+                guard try cursor.seek(key), isAtKey() else { continue }
+            }
+            rows[position] = try decodeRow(try cursor.value(), of: id)
+        }
+        return rows
+    }
+
+    /// Decodes the stored bytes of the row of `id`, checking its entity and column count.
+    private func decodeRow(_ bytes: [UInt8], of id: ObjectID) throws -> StoredRow {
         // Built only for an error message: a string per row read would cost an allocation.
         func location() -> String { "\(id.info.rowTree)/\(id.primaryKey)" }
         let row = try RowCodec.decode(bytes, context: location())

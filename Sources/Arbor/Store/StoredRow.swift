@@ -251,7 +251,20 @@ struct ByteReader {
         // Decoding repairs invalid UTF-8; the repaired text differs from the bytes exactly when
         // they were invalid. (Much faster than String(validating:), which is not specialized.)
         let text = String(decoding: slice, as: UTF8.self)
-        guard text.utf8.elementsEqual(slice) else { throw Failure.detail("invalid UTF-8") }
+        guard Self.sameBytes(text, slice) else { throw Failure.detail("invalid UTF-8") }
         return text
+    }
+
+    /// Whether `text`'s UTF-8 is exactly `bytes`: a length check and a `memcmp` when the
+    /// string's bytes are contiguous (always, for a freshly decoded native string).
+    static func sameBytes(_ text: String, _ bytes: ArraySlice<UInt8>) -> Bool {
+        guard text.utf8.count == bytes.count else { return false }
+        let compared = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            bytes.withUnsafeBufferPointer { raw -> Bool in
+                guard let a = utf8.baseAddress, let b = raw.baseAddress else { return true }  // both empty
+                return memcmp(a, b, raw.count) == 0
+            }
+        }
+        return compared ?? text.utf8.elementsEqual(bytes)
     }
 }
