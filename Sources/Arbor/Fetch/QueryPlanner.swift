@@ -118,15 +118,16 @@ enum QueryPlanner {
     }
 
     /// Whether every entry that passes the range and key filters of `index` meets `conjunct`,
-    /// so rows need not evaluate it: a comparison of a numeric, date or bool column of the
-    /// index with constants of the column's own kind (where tuple order and predicate order
-    /// agree exactly; strings keep their residual check, as Unicode order differs from bytes).
+    /// so rows need not evaluate it: a comparison of a numeric, date, bool or string column of
+    /// the index with constants of the column's own kind, where tuple order and predicate order
+    /// agree exactly. (Without options, strings compare by Unicode scalars: the order of their
+    /// UTF-8 bytes, which the tuple encoding keeps; a scalar prefix is a byte prefix.)
     static func isAnsweredExactly(_ conjunct: ObjectPredicate, by index: EntityInfo.Index, info: EntityInfo, store: PersistentStore) -> Bool {
         guard case .comparison(let comparison) = conjunct, comparison.options.isEmpty,
               let (slot, condition) = condition(comparison, info: info, store: store), index.slots.contains(slot),
               let attribute = info.attribute(named: keyName(comparison) ?? "") else { return false }
         switch condition {
-        case .equal, .oneOf, .range: break
+        case .equal, .oneOf, .range, .prefix: break
         default: return false
         }
         func exact(_ expression: PredicateExpression) -> Bool {
@@ -134,7 +135,7 @@ enum QueryPlanner {
             case (.constant(.int), .int16), (.constant(.int), .int32), (.constant(.int), .int64): return true
             case (.constant(.double(let v)), .double): return !v.isNaN
             case (.constant(.int(let v)), .double): return v.magnitude <= 1 << 53
-            case (.constant(.date), .date), (.constant(.bool), .bool): return true
+            case (.constant(.date), .date), (.constant(.bool), .bool), (.constant(.string), .string): return true
             case (.list(let items), _): return !items.isEmpty && items.allSatisfy(exact)
             default: return false
             }
