@@ -138,13 +138,27 @@ public final class PersistentStore: Sendable {
         return try decodeRow(bytes, of: id)
     }
 
-    /// The rows of `ids` (nil where a row is missing), in the order of `ids`. Keys are visited
-    /// in ascending order with one cursor per row tree, so a run of consecutive keys (a batch
-    /// of results) costs a step each instead of a descent from the root each.
+    /// The rows of `ids` (nil where a row is missing), in the order of `ids`, read as
+    /// `visitRows` reads them.
     func readRows(_ tx: Transaction, _ ids: [ObjectID]) throws -> [StoredRow?] {
         var rows = [StoredRow?](repeating: nil, count: ids.count)
+        try visitRows(tx, ids) { position, row in
+            rows[position] = row
+            return true
+        }
+        return rows
+    }
+
+    /// Calls `body` with the position in `ids` and the row of each ID whose row exists, in
+    /// ascending key order per row tree, until it returns false. One cursor per row tree moves
+    /// forward through the keys: consecutive keys (a batch of results) cost a step each, near
+    /// keys a search within the current page, and only far keys a descent from the root.
+    func visitRows(_ tx: Transaction, _ ids: [ObjectID], _ body: (Int, StoredRow) throws -> Bool) throws {
         var cursors: [String: Cursor] = [:]
-        for position in ids.indices.sorted(by: { (ids[$0].info.rowTree, ids[$0].primaryKey) < (ids[$1].info.rowTree, ids[$1].primaryKey) }) {
+        func precedes(_ a: Int, _ b: Int) -> Bool { (ids[a].info.rootCode, ids[a].primaryKey) < (ids[b].info.rootCode, ids[b].primaryKey) }
+        let positions = Array(ids.indices)
+        let ordered = zip(positions, positions.dropFirst()).allSatisfy { !precedes($1, $0) } ? positions : positions.sorted(by: precedes)
+        for position in ordered {
             let id = ids[position]
             let key = IndexKeys.rowKey(id.primaryKey)
             let cursor: Cursor
@@ -155,14 +169,13 @@ public final class PersistentStore: Sendable {
                 cursors[id.info.rowTree] = cursor
             }
             func isAtKey() -> Bool { cursor.withKey { $0.elementsEqual(key) } ?? false }
-            // The next entry is usually the one wanted; otherwise descend from the root.
+            // Consecutive keys: one step; near keys: a search in the current leaf.
             let advanced = try cursor.isPositioned && cursor.next()
             if !(advanced && isAtKey()) {
-                guard try cursor.seek(key), isAtKey() else { continue }
+                guard try cursor.seekNear(key), isAtKey() else { continue }
             }
-            rows[position] = try decodeRow(try cursor.value(), of: id)
+            guard try body(position, try decodeRow(try cursor.value(), of: id)) else { return }
         }
-        return rows
     }
 
     /// Decodes the stored bytes of the row of `id`, checking its entity and column count.
