@@ -8,14 +8,33 @@ public class Transaction {
     var isClosed = false
     var openTrees: [String: TreeBox] = [:]
     let catalogBox: TreeBox
+    /// Pages this read transaction visited lately, direct-mapped by page number: the roots and
+    /// branches every lookup passes through are found without the shared cache's lock, hashing
+    /// and LRU update. Snapshot pages never change while the transaction is open. Nil for a
+    /// write transaction, whose pages can be rewritten under the same number.
+    private let recentPages: UnsafeMutablePointer<Page?>?
+    private static let recentPageSlots = 64
 
-    init(database: Database, meta: Meta) {
+    init(database: Database, meta: Meta, cachesRecentPages: Bool = true) {
         self.database = database
         self.meta = meta
         self.catalogBox = TreeBox(name: "", info: meta.catalog)
+        if cachesRecentPages {
+            let slots = UnsafeMutablePointer<Page?>.allocate(capacity: Self.recentPageSlots)
+            slots.initialize(repeating: nil, count: Self.recentPageSlots)
+            recentPages = slots
+        } else {
+            recentPages = nil
+        }
     }
 
-    deinit { if !isClosed { release() } }
+    deinit {
+        if !isClosed { release() }
+        if let recentPages {
+            recentPages.deinitialize(count: Self.recentPageSlots)
+            recentPages.deallocate()
+        }
+    }
 
     /// The committed transaction id this snapshot shows (for a write transaction, the one it builds on).
     public var snapshotID: UInt64 { meta.txid }
@@ -94,7 +113,14 @@ public class Transaction {
 
     /// The node at `id`, which must be at `level`.
     func node(_ id: PageID, level: Int) throws -> NodeRef {
-        let page = try database.loadPage(id, pageCount: meta.pageCount)
+        let page: Page
+        let slot = recentPages.map { $0 + Int(id % UInt32(Self.recentPageSlots)) }
+        if let slot, let recent = slot.pointee, recent.id == id {
+            page = recent
+        } else {
+            page = try database.loadPage(id, pageCount: meta.pageCount)
+            slot?.pointee = page
+        }
         guard page.type == (level == 0 ? .leaf : .branch), page.level == level else {
             throw ArborError.corruptPage(page: id, detail: "expected a \(level == 0 ? "leaf" : "branch") at level \(level), found \(page.type) at level \(page.level)")
         }

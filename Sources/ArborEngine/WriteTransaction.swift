@@ -35,7 +35,7 @@ public final class WriteTransaction: Transaction {
         self.pageCount = meta.pageCount
         self.freePages = meta.freePages
         self.freelistBox = TreeBox(name: "", info: meta.freelist)
-        super.init(database: database, meta: meta)
+        super.init(database: database, meta: meta, cachesRecentPages: false)
     }
 
     public override var isWritable: Bool { true }

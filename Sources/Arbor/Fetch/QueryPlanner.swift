@@ -79,10 +79,10 @@ enum QueryPlanner {
                   let (slot, condition) = condition(comparison, info: info, store: store) else { continue }
             conditions[slot, default: []].append((condition, .predicate(conjunct)))
         }
-        var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [ConditionLabel])?
+        var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [ConditionLabel], exact: Set<Int>)?
         for index in info.indexes {
-            guard let (score, ranges, used) = ranges(for: index, conditions) else { continue }
-            if score > (best?.score ?? 0) { best = (score, index, ranges, used) }
+            guard let (score, ranges, used, exact) = ranges(for: index, conditions) else { continue }
+            if score > (best?.score ?? 0) { best = (score, index, ranges, used, exact) }
         }
         // Equality columns first, then range columns: the best index for a hint.
         var equalities: [String] = [], ranges: [String] = []
@@ -109,7 +109,7 @@ enum QueryPlanner {
             return QueryPlan(entity: info, access: .scan, usedConditions: [], conditionKeys: keys)
         }
         var plan = QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used, conditionKeys: keys)
-        plan.keyFilters = keyFilters(for: best.index, conditions)
+        plan.keyFilters = keyFilters(for: best.index, conditions, skipping: best.exact)
         if !best.index.isNormalized {
             let rest = conjuncts(predicate).filter { !isAnsweredExactly($0, by: best.index, info: info, store: store) }
             plan.residual = .part(rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest)))
@@ -149,9 +149,10 @@ enum QueryPlanner {
     }
 
     /// The conditions an index entry's key can answer by itself.
-    static func keyFilters(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]]) -> [KeyFilter] {
+    static func keyFilters(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]],
+                           skipping exact: Set<Int> = []) -> [KeyFilter] {
         var filters: [KeyFilter] = []
-        for (position, slot) in index.slots.enumerated() {
+        for (position, slot) in index.slots.enumerated() where !exact.contains(position) {
             for (condition, _) in conditions[slot] ?? [] {
                 switch condition {
                 case .foldedEqual(let value) where index.isNormalized: filters.append(KeyFilter(position: position, condition: .equal(.string(value))))
@@ -303,11 +304,15 @@ enum QueryPlanner {
 
     /// Key ranges of `index` that cover the rows meeting `conditions`, with a score (higher is
     /// more selective); nil when the index's first column has no condition.
-    static func ranges(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]]) -> (Int, [KeyRange], [ConditionLabel])? {
+    /// Also returns the key positions whose every condition the ranges encode exactly (a
+    /// key filter there would only repeat the range).
+    static func ranges(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]])
+        -> (Int, [KeyRange], [ConditionLabel], exact: Set<Int>)? {
         var prefixes: [[TupleValue]] = [[]]
         var score = 0
         var used: [ConditionLabel] = []
-        for slot in index.slots {
+        var exact: Set<Int> = []
+        for (position, slot) in index.slots.enumerated() {
             guard let all = conditions[slot] else { break }
             // A normalized index serves folded conditions on its string columns (and raw ones
             // on other columns); a plain index serves raw conditions only.
@@ -326,6 +331,7 @@ enum QueryPlanner {
                 prefixes = prefixes.map { $0 + [value] }
                 score += 4
                 used.append(text)
+                if all.count == 1 { exact.insert(position) }
                 continue
             }
             if let (condition, text) = options.first(where: { if case .oneOf = $0.0 { return true } else { return false } }),
@@ -334,6 +340,7 @@ enum QueryPlanner {
                 prefixes = prefixes.flatMap { prefix in values.map { prefix + [$0] } }
                 score += 3
                 used.append(text)
+                if all.count == 1 { exact.insert(position) }
                 continue
             }
             // A range or prefix on this column ends the usable part of the index.
@@ -351,17 +358,20 @@ enum QueryPlanner {
                 default: break
                 }
             }
+            // One condition, and it is the one encoded: the range answers it exactly.
+            if all.count == 1 { exact.insert(position) }
             if let stringPrefix {
                 let ranges = prefixes.map { KeyRange.prefix(TupleKey.encode($0) + encodedStringPrefix(stringPrefix)) }
-                return (score + 2, ranges, used)
+                return (score + 2, ranges, used, exact)
             }
             if lower != nil || upper != nil {
-                return (score + 2, prefixes.map { rangeFor(prefix: $0, lower: lower, upper: upper) }, used)
+                return (score + 2, prefixes.map { rangeFor(prefix: $0, lower: lower, upper: upper) }, used, exact)
             }
+            exact.remove(position)
             break
         }
         guard score > 0 else { return nil }
-        return (score, prefixes.map { KeyRange.prefix(TupleKey.encode($0)) }, used)
+        return (score, prefixes.map { KeyRange.prefix(TupleKey.encode($0)) }, used, exact)
     }
 
     /// The encoding of a string component without its terminator: every key whose string

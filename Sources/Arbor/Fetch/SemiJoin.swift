@@ -23,7 +23,7 @@ extension RowSubject: MemberProbing {
                   let (slot, condition) = QueryPlanner.condition(comparison, info: destination, store: store) else { continue }
             conditions[slot, default: []].append((condition, .text("")))
         }
-        guard let (_, ranges, used) = QueryPlanner.ranges(for: index, conditions), used.count > 1 else { return nil }
+        guard let (_, ranges, used, _) = QueryPlanner.ranges(for: index, conditions), used.count > 1 else { return nil }
         var evaluator = PredicateEvaluator(resolver: RowResolver(store: store, tx: tx))
         let rows = try tx.tree(destination.rowTree)
         for range in ranges {
