@@ -91,16 +91,19 @@ extension PersistentStore {
             try database.view { tx in
                 rowCache.observe(snapshot: tx.snapshotID)
                 var evaluator = PredicateEvaluator(resolver: RowResolver(store: self, tx: tx))
-                func consider(_ key: Int64, _ row: StoredRow) throws {
+                /// Whether the row matched (and was added to the result).
+                @discardableResult
+                func consider(_ key: Int64, _ row: StoredRow) throws -> Bool {
                     examined += 1
                     if examined % 256 == 0, let onProgress { try onProgress(examined) }
                     let matchesEntity = row.entityCode == info.code || (includesSubentities && info.descendantCodes.contains(row.entityCode))
-                    guard matchesEntity, let concrete = model.infosByCode[row.entityCode] else { return }
+                    guard matchesEntity, let concrete = model.infosByCode[row.entityCode] else { return false }
                     let id = ObjectID(info: concrete, store: identifier, key: key)
                     let subject = RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)
-                    if let residual, try !evaluator.evaluate(residual, subject) { return }
+                    if let residual, try !evaluator.evaluate(residual, subject) { return false }
                     let values = try keyPaths.map { try evaluator.follow($0, from: .object(id), start: subject) }
                     result.append(FetchedRow(id: id, row: row, values: values))
+                    return true
                 }
                 switch plan.access {
                 case .scan:
@@ -129,14 +132,19 @@ extension PersistentStore {
                 func walk(_ index: EntityInfo.Index, _ ranges: [KeyRange], _ keyFilters: [KeyFilter], _ seen: inout Set<Int64>?) throws {
                     let rows = try tx.tree(info.rowTree)
                     let indexTree = try tx.tree(index.tree)
+                    // Locals, not the captured variables, in the per-entry loop: each access to
+                    // a captured variable costs a dynamic exclusivity check.
+                    let orderedIndex = orderedIndex
+                    var matched = result.count, skipped = 0
+                    defer { examined += skipped }
                     // For an ordered walk: the sort column's encoded bytes in the last match.
                     var lastSortKey: [UInt8]?
                     for range in ranges {
                         try indexTree.forEachUnsafe(in: range, reverse: orderedIndex?.ascending == false) { key, value in
-                            if let orderedIndex, result.count >= orderedIndex.count {
+                            if let orderedIndex, matched >= orderedIndex.count {
                                 // Past the limit: stop at the first entry whose sort value differs.
                                 if TupleKey.componentRange(in: key, at: orderedIndex.position).map({ Array(key[$0]) }) != lastSortKey { return false }
-                            } else if let limit, result.count >= limit {
+                            } else if let limit, matched >= limit {
                                 return false
                             }
                             guard let pk = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value) else {
@@ -147,17 +155,20 @@ extension PersistentStore {
                             // Conditions the key answers: skip the row read when one fails
                             // (another branch of a union may still find the row).
                             for filter in keyFilters where try !filter.matches(key) {
-                                examined += 1
+                                skipped += 1
+                                // Progress (and cancellation) also while entries are only skipped.
+                                if skipped % 1024 == 0, let onProgress { try onProgress(examined + skipped) }
                                 return true
                             }
                             if seen != nil, seen?.insert(pk).inserted == false { return true }
                             guard let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }
-                            let before = result.count
-                            try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
-                            if let orderedIndex, result.count > before {
-                                lastSortKey = TupleKey.componentRange(in: key, at: orderedIndex.position).map { Array(key[$0]) }
+                            if try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")) {
+                                matched += 1
+                                if let orderedIndex {
+                                    lastSortKey = TupleKey.componentRange(in: key, at: orderedIndex.position).map { Array(key[$0]) }
+                                }
                             }
                             return true
                         }
