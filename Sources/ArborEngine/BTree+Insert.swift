@@ -51,6 +51,12 @@ extension WriteTransaction {
     /// deletes only: an insert never shrinks a node, and repairing the small right half of a
     /// packed split would undo the packing), and grows or shrinks the root.
     func rebalance(_ box: TreeBox, _ path: [PathEntry], appendedAtEnd: Bool, repairUnderflow: Bool) throws {
+        // An insert that still fits its leaf changed no other node: nothing to split (most
+        // inserts), and the walk up the path with its lookups is skipped.
+        if !repairUnderflow, let leaf = path.last, leaf.node.byteSize <= pageSize {
+            try shrinkRoot(box)
+            return
+        }
         var appendHint = appendedAtEnd
         for level in stride(from: path.count - 1, through: 0, by: -1) {
             let entry = path[level]

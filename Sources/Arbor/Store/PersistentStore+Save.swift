@@ -282,14 +282,29 @@ final class SaveWriter {
     private func flushIndexWrites() throws {
         for (name, keys) in indexDeletes {
             let tree = try tx.tree(name)
-            for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { _ = try tree.delete(key) }
+            for key in keys.sorted(by: Self.precedes) { _ = try tree.delete(key) }
         }
         for (name, entries) in indexPuts {
             let tree = try tx.tree(name)
-            for (key, value) in entries.sorted(by: { $0.0.lexicographicallyPrecedes($1.0) }) { try tree.put(key, value) }
+            for (key, value) in entries.sorted(by: { Self.precedes($0.0, $1.0) }) { try tree.put(key, value) }
         }
         indexDeletes = [:]
         indexPuts = [:]
+    }
+
+    /// Byte order of keys, by `memcmp` (the generic `lexicographicallyPrecedes` compares
+    /// element by element).
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBytes { a in
+            b.withUnsafeBytes { b in
+                let common = min(a.count, b.count)
+                if common > 0, let pa = a.baseAddress, let pb = b.baseAddress {
+                    let order = memcmp(pa, pb, common)
+                    if order != 0 { return order < 0 }
+                }
+                return a.count < b.count
+            }
+        }
     }
 
     // MARK: Order
