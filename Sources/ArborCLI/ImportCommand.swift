@@ -35,7 +35,7 @@ struct GTFSImportCommand: ParsableCommand {
     @Option(help: "Prepended to the feed's stop IDs.") var prefix = ""
     @Flag(name: .customLong("skip-bad-rows"), help: "Skip rows that break the GTFS rules and count them, instead of failing.")
     var skipBadRows = false
-    @Option(name: .customLong("batch-size"), help: "Objects per save (more: faster, more memory; 50,000 take about 400 MB).") var batchSize = 50_000
+    @Option(name: .customLong("batch-size"), help: "Stop times per batch insert, each one transaction (more: fewer commits, more memory).") var batchSize = 50_000
     @Flag(help: "Print the result as JSON.") var json = false
 
     struct Report: Codable {
