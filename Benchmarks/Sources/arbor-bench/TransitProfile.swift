@@ -44,7 +44,12 @@ struct TransitProfile: ParsableCommand {
         case "subquery": latencies = try side.subquery(points).latencies
         case "prefix": latencies = try side.prefix(points, normalizedAttribute: false).latencies
         case "normalized": latencies = try side.prefix(points, normalizedAttribute: true).latencies
-        case "iterate": latencies = [try Clock.seconds { _ = try side.iterate() } * 1000]
+        case "iterate":
+            latencies = [try Clock.seconds { _ = try side.iterate() } * 1000]
+            Memory.resetPeak()
+            let before = Memory.residentMiB
+            _ = try side.iterate()
+            print(String(format: "iterate: peak memory growth in a second pass %.1f MiB", Memory.peakMiB - before))
         case "count": latencies = [try Clock.seconds { _ = try side.countPerStop() } * 1000]
         default: throw ValidationError("unknown query \(query)")
         }

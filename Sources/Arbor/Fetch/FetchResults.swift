@@ -17,6 +17,47 @@ struct CompactObjectID: Hashable {
     }
 }
 
+/// The IDs of a batched result: 8 bytes each (the key) while every ID has the same entity and
+/// store, as almost always; the entity code and store of each are kept only once they differ.
+/// 3,000,000 results then take 23 MiB, not 46.
+struct CompactObjectIDList: RandomAccessCollection {
+    private struct Tag: Equatable {
+        var code: UInt16
+        var store: Int32
+    }
+
+    private var keys = ContiguousArray<Int64>()
+    private var common: Tag?
+    private var tags: ContiguousArray<Tag>?
+
+    init() {}
+
+    init<S: Sequence>(_ ids: S) where S.Element == CompactObjectID {
+        for id in ids { append(id) }
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { keys.count }
+
+    subscript(position: Int) -> CompactObjectID {
+        let tag = tags?[position] ?? common ?? Tag(code: 0, store: -1)
+        return CompactObjectID(key: keys[position], code: tag.code, store: tag.store)
+    }
+
+    mutating func append(_ id: CompactObjectID) {
+        let tag = Tag(code: id.code, store: id.store)
+        if tags == nil {
+            if keys.isEmpty {
+                common = tag
+            } else if common != tag {
+                tags = ContiguousArray(repeating: common ?? tag, count: keys.count)
+            }
+        }
+        tags?.append(tag)
+        keys.append(id.key)
+    }
+}
+
 /// The result of a batched fetch (Core Data's batch-faulting array): a random-access collection
 /// whose count is known at once — only row keys were read — and whose objects are materialized
 /// a batch at a time around the position accessed. At most `maximumBatches` batches stay
@@ -31,7 +72,7 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
     /// How many batches stay materialized.
     public let maximumBatches: Int
 
-    let ids: ContiguousArray<CompactID>
+    let ids: CompactObjectIDList
     let stores: [PersistentStore]
     let unsaved: [ObjectID]
     let model: ManagedObjectModel
@@ -41,7 +82,7 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
     /// Batches materialized so far (for tests and tuning).
     public private(set) var batchesLoaded = 0
 
-    init(ids: ContiguousArray<CompactID>, stores: [PersistentStore], unsaved: [ObjectID], model: ManagedObjectModel,
+    init(ids: CompactObjectIDList, stores: [PersistentStore], unsaved: [ObjectID], model: ManagedObjectModel,
          context: ManagedObjectContext, batchSize: Int, maximumBatches: Int = 4) {
         self.ids = ids
         self.stores = stores
@@ -139,7 +180,7 @@ extension ManagedObjectContext {
     public func fetchResults<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> FetchResults<T> {
         guard let coordinator = persistentStoreCoordinator, let model else { throw ContextError.noPersistentStore }
         let stores = coordinator.persistentStores
-        var ids = ContiguousArray<FetchResults<T>.CompactID>()
+        var ids = CompactObjectIDList()
         var unsaved: [ObjectID] = []
         let simple = request.sortDescriptors.isEmpty && request.predicate == nil && request.fetchOffset == 0 && request.fetchLimit == 0
             && (!request.includesPendingChanges || changed.isEmpty) && inheritedPendingIDs().isEmpty

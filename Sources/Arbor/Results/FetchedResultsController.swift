@@ -135,7 +135,7 @@ public class FetchedResultsControllerBase {
         // `model` is set by the first performFetch, before any result can be read.
         let model = self.model ?? managedObjectContext.model ?? ManagedObjectModel.empty
         let batch = fetchRequest.fetchBatchSize > 0 ? fetchRequest.fetchBatchSize : 20
-        return FetchResults<T>(ids: entries, stores: stores, unsaved: unsaved, model: model, context: managedObjectContext, batchSize: batch)
+        return FetchResults<T>(ids: CompactObjectIDList(entries), stores: stores, unsaved: unsaved, model: model, context: managedObjectContext, batchSize: batch)
     }
 
     /// The sections, in order (nil before `performFetch`). Without a section key path there is
