@@ -41,6 +41,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     let queue: DispatchQueue
     private let queueToken = DispatchSpecificKey<ObjectIdentifier>()
     var registered: [ObjectID: WeakObject] = [:]
+    /// `@Attribute` wrappers' slots by the wrapper's key path (see `attributeSlot`).
+    private var attributeSlots: [ObjectIdentifier: AttributeSlot] = [:]
     /// Inserted, updated and deleted objects, held strongly until saved or rolled back.
     var changed: [ObjectID: ManagedObject] = [:]
     /// Problems found by non-throwing setters, reported by the next save.
@@ -147,6 +149,26 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let object = id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
         register(object, store: store)
         return object
+    }
+
+    /// A cached slot: the key path and entity are kept so their identities stay unique.
+    struct AttributeSlot {
+        let keyPath: AnyKeyPath
+        let info: EntityInfo
+        let slot: Int
+    }
+
+    /// The slot of the attribute an `@Attribute` wrapper at `keyPath` names in `object`'s
+    /// entity; `key` reads the wrapper's name on a miss. nil when the entity has no such
+    /// attribute. O(1): a lookup by the key path's identity (at most 1,024 are cached).
+    func attributeSlot(_ keyPath: AnyKeyPath, of object: ManagedObject, key: () -> String) -> Int? {
+        let identifier = ObjectIdentifier(keyPath)
+        if let cached = attributeSlots[identifier], cached.info === object.info { return cached.slot }
+        guard let slot = object.info.attribute(named: key())?.slot else { return nil }
+        if attributeSlots.count < 1_024 || attributeSlots[identifier] != nil {
+            attributeSlots[identifier] = AttributeSlot(keyPath: keyPath, info: object.info, slot: slot)
+        }
+        return slot
     }
 
     /// Registers `object` in the identity map; `store` (when the caller knows it holds the

@@ -79,6 +79,8 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
     let context: ManagedObjectContext
     private var batches: [Int: [ManagedObject]] = [:]
     private var recentBatches: [Int] = []
+    /// The most recently used batch, also in `batches`: consecutive accesses skip the lookup.
+    private var lastBatch: (index: Int, objects: [ManagedObject])?
     /// Batches materialized so far (for tests and tuning).
     public private(set) var batchesLoaded = 0
 
@@ -108,6 +110,13 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
 
     /// The objects of batch `batch`, read with one snapshot and one lookup per row not cached.
     private func materialize(_ batch: Int) -> [ManagedObject] {
+        if let lastBatch, lastBatch.index == batch { return lastBatch.objects }
+        let objects = loadBatch(batch)
+        lastBatch = (batch, objects)
+        return objects
+    }
+
+    private func loadBatch(_ batch: Int) -> [ManagedObject] {
         if let objects = batches[batch] {
             if recentBatches.last != batch {
                 recentBatches.removeAll { $0 == batch }
@@ -146,9 +155,9 @@ extension ManagedObjectContext {
         }
         let maxAge: TimeInterval? = stalenessInterval < 0 ? nil : stalenessInterval
         var missing: [ManagedObject] = []
-        for object in faults {
-            if let row = store.rowCache.lookup(RowKey(object.objectID), maxAge: maxAge) {
-                try? apply(row, to: object, from: store)
+        for (object, cached) in zip(faults, store.rowCache.lookup(faults.map { RowKey($0.objectID) }, maxAge: maxAge)) {
+            if let cached {
+                try? apply(cached, to: object, from: store)
             } else {
                 missing.append(object)
             }

@@ -17,13 +17,55 @@ struct FetchedRow {
 /// What a store fetch did, for `explain` and tests.
 public struct FetchStatistics: Equatable, Sendable {
     /// The access path, in the spirit of SQLite's EXPLAIN QUERY PLAN.
-    public var plan: String
+    public var plan: String {
+        get { planText.text }
+        set { planText = PlanText(text: newValue) }
+    }
+    /// Formatted on first use: most fetches never look at their plan.
+    private var planText: PlanText
     /// Index entries or rows visited.
     public var rowsExamined: Int
     /// Rows that met the predicate.
     public var rowsMatched: Int
     /// When the plan read many more rows than matched: which index would help.
     public var suggestion: String?
+
+    init(plan: QueryPlan, rowsExamined: Int, rowsMatched: Int, suggestion: String?) {
+        planText = PlanText(plan: plan)
+        self.rowsExamined = rowsExamined
+        self.rowsMatched = rowsMatched
+        self.suggestion = suggestion
+    }
+
+    public static func == (a: FetchStatistics, b: FetchStatistics) -> Bool {
+        a.rowsExamined == b.rowsExamined && a.rowsMatched == b.rowsMatched && a.suggestion == b.suggestion && a.plan == b.plan
+    }
+
+    /// A plan's text, made from the plan when first read.
+    private final class PlanText: Sendable {
+        // The plan is immutable (its key filters too); only its description is ever read.
+        private nonisolated(unsafe) let plan: QueryPlan?
+        private let formatted: Locked<String?>
+
+        init(plan: QueryPlan) {
+            self.plan = plan
+            formatted = Locked(nil)
+        }
+
+        init(text: String) {
+            plan = nil
+            formatted = Locked(text)
+        }
+
+        var text: String {
+            formatted.withLock { text in
+                if let text { return text }
+                let made = plan?.description ?? ""
+                text = made
+                return made
+            }
+        }
+    }
 
     static func suggestion(for plan: QueryPlan, examined: Int, matched: Int) -> String? {
         guard examined >= 1000, matched * 10 < examined else { return nil }
@@ -177,7 +219,7 @@ extension PersistentStore {
             }
         } catch { throw storeError(error, path: path) }
         rowCache.noteRowsRead(examined)
-        return (result, FetchStatistics(plan: plan.description, rowsExamined: examined, rowsMatched: result.count,
+        return (result, FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: result.count,
                                         suggestion: FetchStatistics.suggestion(for: plan, examined: examined, matched: result.count)))
     }
 

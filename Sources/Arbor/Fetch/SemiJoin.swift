@@ -23,21 +23,37 @@ extension RowSubject: MemberProbing {
                   let (slot, condition) = QueryPlanner.condition(comparison, info: destination, store: store) else { continue }
             conditions[slot, default: []].append((condition, .text("")))
         }
-        guard let (_, ranges, used, _) = QueryPlanner.ranges(for: index, conditions), used.count > 1 else { return nil }
+        guard let (_, ranges, used, exact) = QueryPlanner.ranges(for: index, conditions), used.count > 1 else { return nil }
+        // Conditions the ranges leave open are checked on the entry's key; what the key cannot
+        // answer exactly is evaluated on the member's row. When nothing is left (the window of
+        // a (stop, departureTime) index), the first entry that passes is the answer: no row read.
+        let keyFilters = QueryPlanner.keyFilters(for: index, conditions, skipping: exact)
+        let rest = QueryPlanner.conjuncts(predicate).filter {
+            !QueryPlanner.isAnsweredExactly($0, by: index, info: destination, store: store)
+        }
+        let residual: ObjectPredicate? = rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest))
         var evaluator = PredicateEvaluator(resolver: RowResolver(store: store, tx: tx))
         let rows = try tx.tree(destination.rowTree)
         for range in ranges {
             var found = false
-            try tx.tree(index.tree).forEach(in: range) { key, value in
-                guard let pk = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value),
-                      let info = store.model.infosByCode[code], let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
-                    throw StoreError.corruptRow(location: index.tree, detail: "malformed entry or missing row")
+            try tx.tree(index.tree).forEachUnsafe(in: range) { key, value in
+                guard let pk = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value),
+                      let info = store.model.infosByCode[code] else {
+                    throw StoreError.corruptRow(location: index.tree, detail: "malformed entry")
+                }
+                for filter in keyFilters where try !filter.matches(key) { return true }
+                guard let residual else {
+                    found = true
+                    return false
+                }
+                guard let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
+                    throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                 }
                 let row = try RowCodec.decode(bytes, context: "\(destination.rowTree)/\(pk)")
                 store.rowCache.noteRowsRead(1)
                 let member = RowSubject(subjectID: ObjectID(info: info, store: store.identifier, key: pk), entity: info, row: row,
                                         store: store, tx: tx)
-                found = try evaluator.evaluate(predicate, member)
+                found = try evaluator.evaluate(residual, member)
                 return !found
             }
             if found { return true }

@@ -114,7 +114,7 @@ final class EntityInfo: Sendable {
     }
 
     /// Whether `other` is this entity or one of its sub-entities.
-    func includes(_ other: EntityInfo) -> Bool { descendantCodes.contains(other.code) }
+    func includes(_ other: EntityInfo) -> Bool { other.code == code || descendantCodes.contains(other.code) }
 }
 
 /// Names of the trees that hold the object graph (see Spec/object-store.md).

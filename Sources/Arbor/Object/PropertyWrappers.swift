@@ -21,7 +21,14 @@ public struct Attribute<Value: AttributeConvertible> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) -> Value {
-        get { object.typedAttribute(object[keyPath: storageKeyPath].key) }
+        get {
+            // The slot comes from the context's cache by key path: reading the wrapper through
+            // the key path and looking its name up cost more than the value itself.
+            guard let context = object.managedObjectContext,
+                  let slot = context.attributeSlot(storageKeyPath, of: object, key: { object[keyPath: storageKeyPath].key })
+            else { return Value.fallbackValue }
+            return Value.reading(context.currentValue(object, slot: slot).attributeValue)
+        }
         set { object.setTypedAttribute(newValue.attributeValue, forKey: object[keyPath: storageKeyPath].key) }
     }
 }

@@ -9,6 +9,12 @@ struct RowKey: Hashable, Sendable {
         root = id.info.rootCode
         key = id.primaryKey
     }
+
+    // One combine: the root code goes into the key's top bits (hierarchies are few, keys
+    // rarely use them), so hashing a key costs one round, not two.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(UInt64(bitPattern: key) ^ (UInt64(root) << 48))
+    }
 }
 
 /// Counters that show what faulting and the row cache do.
@@ -34,6 +40,11 @@ final class RowCache: Sendable {
         var row: StoredRow?
         var loadedAt: UInt64 = 0
         var references = 0
+
+        mutating func load(_ row: StoredRow, at time: UInt64) {
+            self.row = row
+            loadedAt = time
+        }
     }
 
     struct State {
@@ -53,19 +64,33 @@ final class RowCache: Sendable {
 
     func release(_ key: RowKey) {
         state.withLock { state in
-            guard var entry = state.entries[key] else { return }
-            entry.references -= 1
-            state.entries[key] = entry.references <= 0 ? nil : entry
+            // One hash lookup: the entry is changed (or removed) through its index.
+            guard let index = state.entries.index(forKey: key) else { return }
+            state.entries.values[index].references -= 1
+            if state.entries.values[index].references <= 0 { state.entries.remove(at: index) }
         }
     }
 
     /// The cached row when present and younger than `maxAge` seconds (nil: any age).
     func lookup(_ key: RowKey, maxAge: TimeInterval?) -> StoredRow? {
-        state.withLock { state in
-            guard let entry = state.entries[key], let row = entry.row else { return nil }
-            if let maxAge, Double(Self.now() &- entry.loadedAt) / 1e9 >= maxAge { return nil }
-            state.statistics.cacheHits += 1
-            return row
+        lookup([key], maxAge: maxAge)[0]
+    }
+
+    /// `lookup` for several rows under one lock: the cached row (or nil) per key, in order.
+    func lookup(_ keys: [RowKey], maxAge: TimeInterval?) -> [StoredRow?] {
+        let now = maxAge == nil ? 0 : Self.now()
+        return state.withLock { state in
+            var hits: UInt64 = 0
+            let rows = keys.map { key -> StoredRow? in
+                guard let index = state.entries.index(forKey: key) else { return nil }
+                let entry = state.entries.values[index]
+                guard let row = entry.row else { return nil }
+                if let maxAge, Double(now &- entry.loadedAt) / 1e9 >= maxAge { return nil }
+                hits += 1
+                return row
+            }
+            state.statistics.cacheHits += hits
+            return rows
         }
     }
 
@@ -85,9 +110,9 @@ final class RowCache: Sendable {
             state.statistics.rowsRead += UInt64(rows.count)
             guard snapshot == state.snapshot else { return }
             let time = Self.now()
-            for (key, row) in rows where state.entries[key] != nil {
-                state.entries[key]?.row = row
-                state.entries[key]?.loadedAt = time
+            for (key, row) in rows {
+                guard let index = state.entries.index(forKey: key) else { continue }
+                state.entries.values[index].load(row, at: time)
             }
         }
     }
@@ -101,11 +126,14 @@ final class RowCache: Sendable {
             }
             state.snapshot = max(state.snapshot, snapshot)
             let time = Self.now()
-            for (key, row) in written where state.entries[key] != nil {
-                state.entries[key]?.row = row
-                state.entries[key]?.loadedAt = time
+            for (key, row) in written {
+                guard let index = state.entries.index(forKey: key) else { continue }
+                state.entries.values[index].load(row, at: time)
             }
-            for key in deleted where state.entries[key] != nil { state.entries[key]?.row = nil }
+            for key in deleted {
+                guard let index = state.entries.index(forKey: key) else { continue }
+                state.entries.values[index].row = nil
+            }
         }
     }
 

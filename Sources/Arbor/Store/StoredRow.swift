@@ -230,6 +230,11 @@ struct ByteReader {
     }
 
     mutating func varint() throws -> UInt64 {
+        // Most varints (tags, lengths, small numbers) are one byte.
+        if offset < bytes.count, bytes[offset] < 0x80 {
+            offset += 1
+            return UInt64(bytes[offset - 1])
+        }
         var result: UInt64 = 0
         for shift in stride(from: 0, through: 63, by: 7) {
             let byte = try self.byte()
