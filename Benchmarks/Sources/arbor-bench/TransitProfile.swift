@@ -11,6 +11,7 @@ struct TransitProfile: ParsableCommand {
     @Option(help: "geo80, geo800, subquery, prefix, normalized, iterate, count, import") var query = "geo80"
     @Option var repeats = 1000
     @Option(name: .customLong("max-stop-times")) var maxStopTimes = Int.max
+    @Flag(help: "Declare the compound (stop, departureTime) index (use a separate --path).") var compound = false
 
     func run() throws {
         if query == "import" { try? FileManager.default.removeItem(atPath: path) }
@@ -19,11 +20,11 @@ struct TransitProfile: ParsableCommand {
         let feed = try TransitFeed(directory: data, limit: exists ? 1 : maxStopTimes)
         var built: ArborTransitSide?
         if !exists {
-            let seconds = try Clock.seconds { built = try ArborTransitSide.build(path: path, feed: feed, compound: false) }
+            let seconds = try Clock.seconds { built = try ArborTransitSide.build(path: path, feed: feed, compound: compound) }
             print(String(format: "imported in %.2f s", seconds))
             if query == "import" { return }
         }
-        let side = try built ?? ArborTransitSide(path: path, compound: false)
+        let side = try built ?? ArborTransitSide(path: path, compound: compound)
         let points = QueryPoints(feed: feed, count: repeats, seed: 42)
         if query.hasPrefix("geo") {
             let context = side.container.newBackgroundContext()

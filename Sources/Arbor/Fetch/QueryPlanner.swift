@@ -123,12 +123,20 @@ enum QueryPlanner {
     /// agree exactly. (Without options, strings compare by Unicode scalars: the order of their
     /// UTF-8 bytes, which the tuple encoding keeps; a scalar prefix is a byte prefix.)
     static func isAnsweredExactly(_ conjunct: ObjectPredicate, by index: EntityInfo.Index, info: EntityInfo, store: PersistentStore) -> Bool {
+        guard let (slot, _) = exactCondition(conjunct, info: info, store: store) else { return false }
+        return index.slots.contains(slot)
+    }
+
+    /// The column condition `conjunct` states when tuple order decides it exactly as the
+    /// predicate does (see `isAnsweredExactly`): then checking the condition on a column's
+    /// value, in a key or in a row, is evaluating the conjunct.
+    static func exactCondition(_ conjunct: ObjectPredicate, info: EntityInfo, store: PersistentStore) -> (Int, Condition)? {
         guard case .comparison(let comparison) = conjunct, comparison.options.isEmpty,
-              let (slot, condition) = condition(comparison, info: info, store: store), index.slots.contains(slot),
-              let attribute = info.attribute(named: keyName(comparison) ?? "") else { return false }
+              let (slot, condition) = condition(comparison, info: info, store: store),
+              let attribute = info.attribute(named: keyName(comparison) ?? "") else { return nil }
         switch condition {
         case .equal, .oneOf, .range, .prefix: break
-        default: return false
+        default: return nil
         }
         func exact(_ expression: PredicateExpression) -> Bool {
             switch (expression, attribute.description.type) {
@@ -140,7 +148,8 @@ enum QueryPlanner {
             default: return false
             }
         }
-        return isKeyPath(comparison.left) ? exact(comparison.right) : exact(comparison.left)
+        guard isKeyPath(comparison.left) ? exact(comparison.right) : exact(comparison.left) else { return nil }
+        return (slot, condition)
     }
 
     static func keyName(_ comparison: Comparison) -> String? {

@@ -3,57 +3,143 @@ import ArborEngine
 /// A subject that can answer "does some member of this to-many relationship satisfy this
 /// predicate?" through an index, without reading every member (a semi-join probe).
 protocol MemberProbing {
-    /// nil when no index helps; then the evaluator reads the members one by one.
-    func probeExists(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) throws -> Bool?
+    /// How to probe `relationship` for members meeting `predicate`, whatever the owner; nil
+    /// when no index helps (then the evaluator reads the members one by one). The evaluator
+    /// makes it once per fetch and probes with it for every candidate.
+    func memberProbePlan(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> MemberProbePlan?
+    func probeExists(_ plan: MemberProbePlan) throws -> Bool
+    /// The store probes read (plans are made per store).
+    var storeIdentity: ObjectIdentifier { get }
+    /// A filter on the row bytes of `relationship`'s members meeting `predicate`; nil when the
+    /// predicate is not a conjunction of exact comparisons of their own attributes.
+    func memberFilter(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> RowFilter?
+    /// Whether some member passes `filter` (rows it cannot filter are evaluated with
+    /// `predicate`), reading members through the foreign-key index until one does; nil when
+    /// the relationship has no foreign-key index.
+    func anyMember(_ relationship: EntityInfo.Relationship, passes filter: RowFilter, else predicate: ObjectPredicate,
+                   evaluator: inout PredicateEvaluator) throws -> Bool?
 }
 
-extension RowSubject: MemberProbing {
-    /// Probes a compound index of the destination led by the inverse foreign key (for
-    /// `SUBQUERY(stopTimes, $x, $x.departureTime BETWEEN …)`, an index on (stop, departureTime)):
-    /// the owner's key plus the conditions on the next column give key ranges; the rows behind
-    /// the entries are read in index order until one satisfies the whole predicate.
-    func probeExists(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) throws -> Bool? {
+/// A probe of a compound index of the destination led by the inverse foreign key (for
+/// `SUBQUERY(stopTimes, $x, $x.departureTime BETWEEN …)`, an index on (stop, departureTime)):
+/// the owner's key followed by the ranges the conditions give on the next columns.
+struct MemberProbePlan {
+    let index: EntityInfo.Index
+    let destination: EntityInfo
+    /// Ranges over the key after the owner's component; each probe puts the owner's in front.
+    let tailRanges: [KeyRange]
+    /// Conditions the ranges leave open, checked on each entry's key.
+    let keyFilters: [KeyFilter]
+    /// What the key cannot answer exactly, evaluated on the member's row; nil when nothing is
+    /// left (the window of a (stop, departureTime) index): the first entry is the answer.
+    let residual: ObjectPredicate?
+
+    init?(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate, store: PersistentStore) {
         guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName),
-              let inverse = destination.relationship(named: relationship.description.inverse) else { return nil }
-        guard let index = destination.indexes.first(where: { $0.slots.count >= 2 && $0.slots[0] == inverse.slot && !$0.isForeignKey })
+              let inverse = destination.relationship(named: relationship.description.inverse),
+              let index = destination.indexes.first(where: { $0.slots.count >= 2 && $0.slots[0] == inverse.slot && !$0.isForeignKey })
         else { return nil }
-        var conditions: [Int: [(QueryPlanner.Condition, ConditionLabel)]] = [inverse.slot: [(.equal(.int64(subjectID.primaryKey)), .text("owner"))]]
+        var conditions: [Int: [(QueryPlanner.Condition, ConditionLabel)]] = [:]
         for conjunct in QueryPlanner.conjuncts(predicate) {
             guard case .comparison(let comparison) = conjunct,
                   let (slot, condition) = QueryPlanner.condition(comparison, info: destination, store: store) else { continue }
             conditions[slot, default: []].append((condition, .text("")))
         }
-        guard let (_, ranges, used, exact) = QueryPlanner.ranges(for: index, conditions), used.count > 1 else { return nil }
-        // Conditions the ranges leave open are checked on the entry's key; what the key cannot
-        // answer exactly is evaluated on the member's row. When nothing is left (the window of
-        // a (stop, departureTime) index), the first entry that passes is the answer: no row read.
-        let keyFilters = QueryPlanner.keyFilters(for: index, conditions, skipping: exact)
+        // A condition on the foreign key itself would share the owner's column: not planned.
+        guard conditions[inverse.slot] == nil else { return nil }
+        // The columns after the owner's as an index of their own: the owner's component has a
+        // fixed width, so a range over the rest of the key prefixed by it is a range of the index.
+        let tail = EntityInfo.Index(name: index.name, tree: index.tree, slots: Array(index.slots.dropFirst()),
+                                    properties: Array(index.properties.dropFirst()), isUnique: false,
+                                    isNormalized: index.isNormalized, orderSlot: nil, isForeignKey: false)
+        guard let (_, ranges, _, tailExact) = QueryPlanner.ranges(for: tail, conditions) else { return nil }
+        self.index = index
+        self.destination = destination
+        self.tailRanges = ranges
+        keyFilters = QueryPlanner.keyFilters(for: index, conditions, skipping: Set(tailExact.map { $0 + 1 }))
         let rest = QueryPlanner.conjuncts(predicate).filter {
             !QueryPlanner.isAnsweredExactly($0, by: index, info: destination, store: store)
         }
-        let residual: ObjectPredicate? = rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest))
-        var evaluator = PredicateEvaluator(resolver: RowResolver(store: store, tx: tx))
+        residual = rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest))
+    }
+
+    /// `tail` within the entries of the owner whose component encodes as `owner`.
+    static func range(_ tail: KeyRange, owner: [UInt8]) -> KeyRange {
+        let lower = KeyRange.Bound(owner + (tail.lower?.key ?? []), inclusive: tail.lower?.inclusive ?? true)
+        let upper = tail.upper.map { KeyRange.Bound(owner + $0.key, inclusive: $0.inclusive) }
+            ?? QueryPlanner.successor(owner).map { KeyRange.Bound($0, inclusive: false) }
+        return KeyRange(lower: lower, upper: upper)
+    }
+}
+
+extension RowSubject: MemberProbing {
+    var storeIdentity: ObjectIdentifier { ObjectIdentifier(store) }
+
+    func memberFilter(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> RowFilter? {
+        guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName) else { return nil }
+        return RowFilter(predicate, info: destination, store: store)
+    }
+
+    /// O(log n) per member read, members in foreign-key order, stopping at the first that passes.
+    func anyMember(_ relationship: EntityInfo.Relationship, passes filter: RowFilter, else predicate: ObjectPredicate,
+                   evaluator: inout PredicateEvaluator) throws -> Bool? {
+        guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName),
+              let inverse = destination.relationship(named: relationship.description.inverse),
+              let foreignKeys = inverse.foreignKeyTree else { return nil }
         let rows = try tx.tree(destination.rowTree)
-        for range in ranges {
+        var found = false
+        try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(IndexKeys.ownerPrefix(subjectID.primaryKey))) { key, value in
+            guard let member = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value) else {
+                throw StoreError.corruptRow(location: foreignKeys, detail: "malformed relationship entry")
+            }
+            let id = try store.objectID(code: code, key: member, location: foreignKeys)
+            // A missing row is skipped, as reading the members one by one does.
+            guard let bytes = try rows.get(IndexKeys.rowKey(member)) else { return true }
+            store.rowCache.noteRowsRead(1)
+            if let passes = try filter.matches(bytes) {
+                found = passes
+            } else {
+                guard let row = try store.readRow(tx, id) else { return true }
+                let subject = RowSubject(subjectID: id, entity: store.model.infosByCode[row.entityCode] ?? id.info, row: row, store: store, tx: tx)
+                found = try evaluator.evaluate(predicate, subject)
+            }
+            return !found
+        }
+        return found
+    }
+
+    func memberProbePlan(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> MemberProbePlan? {
+        MemberProbePlan(relationship, predicate: predicate, store: store)
+    }
+
+    /// Whether an entry of the plan's index under this subject's key passes the plan's ranges
+    /// and key filters and its row meets the residual predicate. O(log n + entries visited).
+    func probeExists(_ plan: MemberProbePlan) throws -> Bool {
+        let owner = TupleKey.encode([.int64(subjectID.primaryKey)])
+        var evaluator: PredicateEvaluator?
+        let rows = try tx.tree(plan.destination.rowTree)
+        let entries = try tx.tree(plan.index.tree)
+        for tail in plan.tailRanges {
             var found = false
-            try tx.tree(index.tree).forEachUnsafe(in: range) { key, value in
+            try entries.forEachUnsafe(in: MemberProbePlan.range(tail, owner: owner)) { key, value in
                 guard let pk = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value),
                       let info = store.model.infosByCode[code] else {
-                    throw StoreError.corruptRow(location: index.tree, detail: "malformed entry")
+                    throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
-                for filter in keyFilters where try !filter.matches(key) { return true }
-                guard let residual else {
+                for filter in plan.keyFilters where try !filter.matches(key) { return true }
+                guard let residual = plan.residual else {
                     found = true
                     return false
                 }
                 guard let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
-                    throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
+                    throw StoreError.corruptRow(location: plan.index.tree, detail: "entry for missing row \(pk)")
                 }
-                let row = try RowCodec.decode(bytes, context: "\(destination.rowTree)/\(pk)")
+                let row = try RowCodec.decode(bytes, context: "\(plan.destination.rowTree)/\(pk)")
                 store.rowCache.noteRowsRead(1)
                 let member = RowSubject(subjectID: ObjectID(info: info, store: store.identifier, key: pk), entity: info, row: row,
                                         store: store, tx: tx)
-                found = try evaluator.evaluate(residual, member)
+                if evaluator == nil { evaluator = PredicateEvaluator(resolver: RowResolver(store: store, tx: tx)) }
+                found = try evaluator?.evaluate(residual, member) ?? false
                 return !found
             }
             if found { return true }

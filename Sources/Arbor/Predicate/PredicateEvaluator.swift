@@ -30,6 +30,22 @@ struct PredicateEvaluator {
     let resolver: SubjectResolver
     /// Compiled MATCHES patterns, by pattern and options.
     private var regexCache: [String: NSRegularExpression] = [:]
+    /// The last SUBQUERY met: a fetch evaluates the same one for every candidate row, and
+    /// rewriting and planning it is worth doing once.
+    private var lastSubquery: SubqueryPreparation?
+
+    struct SubqueryPreparation {
+        let predicate: ObjectPredicate
+        let variable: String
+        let collection: PredicateExpression
+        let entity: ObjectIdentifier
+        /// `predicate` with `$variable.key` as `key`, and whether it no longer mentions `$variable`.
+        let own: ObjectPredicate
+        let selfContained: Bool
+        /// How a subject that can probe answers, planned once per store: through a compound
+        /// index, or by filtering the members' row bytes (nil, nil: member by member).
+        var access: (store: ObjectIdentifier, probe: MemberProbePlan?, filter: RowFilter?)?
+    }
 
     init(resolver: SubjectResolver) { self.resolver = resolver }
 
@@ -81,12 +97,31 @@ struct PredicateEvaluator {
                                _ subject: PredicateSubject, _ variables: [String: PredicateValue]) throws -> Bool {
         // `$x.key` on the member is `key` on the member itself: evaluating that form reads each
         // member once, and lets an index answer.
-        let own = predicate.replacingVariable(variable)
-        let selfContained = !own.mentions(variable)
+        var prepared: SubqueryPreparation
+        if let last = lastSubquery, last.entity == ObjectIdentifier(subject.entity), last.variable == variable,
+           last.collection == collection, last.predicate == predicate {
+            prepared = last
+        } else {
+            let own = predicate.replacingVariable(variable)
+            prepared = SubqueryPreparation(predicate: predicate, variable: variable, collection: collection,
+                                           entity: ObjectIdentifier(subject.entity), own: own,
+                                           selfContained: !own.mentions(variable), access: nil)
+        }
+        let own = prepared.own, selfContained = prepared.selfContained
         if selfContained, let probing = subject as? MemberProbing, case .keyPath(let path) = collection, path.count == 1,
-           let relationship = subject.entity.relationship(named: path[0]),
-           let answer = try probing.probeExists(relationship, predicate: own) {
-            return answer
+           let relationship = subject.entity.relationship(named: path[0]) {
+            if prepared.access?.store != probing.storeIdentity {
+                let probe = probing.memberProbePlan(relationship, predicate: own)
+                prepared.access = (probing.storeIdentity, probe, probe == nil ? probing.memberFilter(relationship, predicate: own) : nil)
+            }
+            lastSubquery = prepared
+            if let plan = prepared.access?.probe { return try probing.probeExists(plan) }
+            if let filter = prepared.access?.filter,
+               let answer = try probing.anyMember(relationship, passes: filter, else: own, evaluator: &self) {
+                return answer
+            }
+        } else {
+            lastSubquery = prepared
         }
         guard case .many(let items) = try value(collection, subject, variables) else {
             throw ObjectPredicateError.unsupported("SUBQUERY over something that is not a to-many relationship")

@@ -147,6 +147,60 @@ enum RowCodec {
         }
     }
 
+    /// The entity code and the columns `slots` (ascending, repeats allowed) of an encoded row,
+    /// decoding only those: earlier columns are skipped by their tags and lengths. nil when the
+    /// row is not in the current format or has fewer columns (the caller decodes it whole,
+    /// which reports what is wrong).
+    static func columns(_ slots: [Int], of bytes: [UInt8]) throws -> (code: UInt16, values: [ColumnValue])? {
+        var reader = ByteReader(bytes: bytes)
+        do {
+            guard try reader.byte() == formatByte else { return nil }
+            _ = try reader.varint()
+            let wide = try reader.varint()
+            guard wide <= UInt64(UInt16.max) else { return nil }
+            let count = try reader.varint()
+            guard let last = slots.last, UInt64(last) < count else { return nil }
+            var values: [ColumnValue] = []
+            values.reserveCapacity(slots.count)
+            var position = 0
+            var previous: (slot: Int, value: ColumnValue)?
+            for slot in slots {
+                if let previous, previous.slot == slot {
+                    values.append(previous.value)
+                    continue
+                }
+                while position < slot {
+                    try skipColumn(&reader)
+                    position += 1
+                }
+                let value = try column(&reader, format: formatByte)
+                position += 1
+                values.append(value)
+                previous = (slot, value)
+            }
+            return (UInt16(wide), values)
+        } catch is ByteReader.Failure {
+            return nil
+        }
+    }
+
+    /// Moves past one column without building its value.
+    private static func skipColumn(_ reader: inout ByteReader) throws {
+        let raw = try reader.byte()
+        guard let tag = Tag(rawValue: raw) else { throw ByteReader.Failure.detail("unknown column tag \(raw)") }
+        switch tag {
+        case .null, .boolFalse, .boolTrue: return
+        case .int, .wholeSecondsDate: _ = try reader.varint()
+        case .double, .date: _ = try reader.bytes(8)
+        case .float: _ = try reader.bytes(4)
+        case .uuid: _ = try reader.bytes(16)
+        case .string, .data, .url, .decimal: _ = try reader.lengthPrefixed()
+        case .reference:
+            _ = try reader.varint()
+            _ = try reader.varint()
+        }
+    }
+
     /// The entity code in an encoded row's header, read in place; nil when the header is malformed.
     static func entityCode(ofRow bytes: UnsafeRawBufferPointer) -> UInt16? {
         guard let format = bytes.first else { return nil }
