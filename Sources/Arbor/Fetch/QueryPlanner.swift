@@ -73,12 +73,7 @@ enum QueryPlanner {
 
     static func plan(_ predicate: ObjectPredicate?, for info: EntityInfo, store: PersistentStore) -> QueryPlan {
         guard let predicate else { return QueryPlan(entity: info, access: .scan, usedConditions: []) }
-        var conditions: [Int: [(Condition, ConditionLabel)]] = [:]
-        for conjunct in conjuncts(predicate) {
-            guard case .comparison(let comparison) = conjunct,
-                  let (slot, condition) = condition(comparison, info: info, store: store) else { continue }
-            conditions[slot, default: []].append((condition, .predicate(conjunct)))
-        }
+        let conditions = columnConditions(predicate, info: info, store: store)
         var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [ConditionLabel], exact: Set<Int>)?
         for index in info.indexes {
             guard let (score, ranges, used, exact) = ranges(for: index, conditions) else { continue }
@@ -115,6 +110,19 @@ enum QueryPlanner {
             plan.residual = .part(rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest)))
         }
         return plan
+    }
+
+    /// The column conditions the top-level conjuncts of `predicate` state, by column slot, each
+    /// labelled with its conjunct.
+    static func columnConditions(_ predicate: ObjectPredicate, info: EntityInfo, store: PersistentStore)
+        -> [Int: [(Condition, ConditionLabel)]] {
+        var conditions: [Int: [(Condition, ConditionLabel)]] = [:]
+        for conjunct in conjuncts(predicate) {
+            guard case .comparison(let comparison) = conjunct,
+                  let (slot, condition) = condition(comparison, info: info, store: store) else { continue }
+            conditions[slot, default: []].append((condition, .predicate(conjunct)))
+        }
+        return conditions
     }
 
     /// Whether every entry that passes the range and key filters of `index` meets `conjunct`,

@@ -7,7 +7,9 @@ protocol MemberProbing {
     /// when no index helps (then the evaluator reads the members one by one). The evaluator
     /// makes it once per fetch and probes with it for every candidate.
     func memberProbePlan(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> MemberProbePlan?
-    func probeExists(_ plan: MemberProbePlan) throws -> Bool
+    /// Whether some member found through `plan` meets it (`evaluator` checks what the index
+    /// keys cannot).
+    func probeExists(_ plan: MemberProbePlan, evaluator: inout PredicateEvaluator) throws -> Bool
     /// The store probes read (plans are made per store).
     var storeIdentity: ObjectIdentifier { get }
     /// A filter on the row bytes of `relationship`'s members meeting `predicate`; nil when the
@@ -39,12 +41,7 @@ struct MemberProbePlan {
               let inverse = destination.relationship(named: relationship.description.inverse),
               let index = destination.indexes.first(where: { $0.slots.count >= 2 && $0.slots[0] == inverse.slot && !$0.isForeignKey })
         else { return nil }
-        var conditions: [Int: [(QueryPlanner.Condition, ConditionLabel)]] = [:]
-        for conjunct in QueryPlanner.conjuncts(predicate) {
-            guard case .comparison(let comparison) = conjunct,
-                  let (slot, condition) = QueryPlanner.condition(comparison, info: destination, store: store) else { continue }
-            conditions[slot, default: []].append((condition, .text("")))
-        }
+        let conditions = QueryPlanner.columnConditions(predicate, info: destination, store: store)
         // A condition on the foreign key itself would share the owner's column: not planned.
         guard conditions[inverse.slot] == nil else { return nil }
         // The columns after the owner's as an index of their own: the owner's component has a
@@ -114,9 +111,8 @@ extension RowSubject: MemberProbing {
 
     /// Whether an entry of the plan's index under this subject's key passes the plan's ranges
     /// and key filters and its row meets the residual predicate. O(log n + entries visited).
-    func probeExists(_ plan: MemberProbePlan) throws -> Bool {
+    func probeExists(_ plan: MemberProbePlan, evaluator: inout PredicateEvaluator) throws -> Bool {
         let owner = TupleKey.encode([.int64(subjectID.primaryKey)])
-        var evaluator: PredicateEvaluator?
         let rows = try tx.tree(plan.destination.rowTree)
         let entries = try tx.tree(plan.index.tree)
         for tail in plan.tailRanges {
@@ -138,8 +134,7 @@ extension RowSubject: MemberProbing {
                 store.rowCache.noteRowsRead(1)
                 let member = RowSubject(subjectID: ObjectID(info: info, store: store.identifier, key: pk), entity: info, row: row,
                                         store: store, tx: tx)
-                if evaluator == nil { evaluator = PredicateEvaluator(resolver: RowResolver(store: store, tx: tx)) }
-                found = try evaluator?.evaluate(residual, member) ?? false
+                found = try evaluator.evaluate(residual, member)
                 return !found
             }
             if found { return true }

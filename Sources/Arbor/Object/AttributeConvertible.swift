@@ -8,9 +8,9 @@ public protocol AttributeConvertible {
     /// What a non-optional property reads as when it has no value (unset, or its fault could
     /// not be loaded): zero, empty, the Unix epoch. Optional properties read nil.
     static var fallbackValue: Self { get }
-    /// The value from its stored form, or `fallbackValue` when it is of another type. The
-    /// standard types implement it themselves, so reading an `@Attribute` through unspecialized
-    /// generic code needs no `Optional<Self>` metadata.
+    /// The value from its stored form, or `fallbackValue` when it is of another type. Called
+    /// through the conformance, whose witness is specialized for the concrete type, so reading
+    /// an `@Attribute` in unspecialized generic code needs no `Optional<Self>` metadata.
     static func reading(_ attributeValue: AttributeValue) -> Self
 }
 
@@ -157,20 +157,8 @@ extension Optional: AttributeConvertible where Wrapped: AttributeConvertible {
     public static var fallbackValue: Wrapped? { nil }
 }
 
-// Concrete `reading` for the standard types (see the requirement).
-extension Int64 { public static func reading(_ attributeValue: AttributeValue) -> Int64 { Int64(attributeValue: attributeValue) ?? fallbackValue } }
-extension Int32 { public static func reading(_ attributeValue: AttributeValue) -> Int32 { Int32(attributeValue: attributeValue) ?? fallbackValue } }
-extension Int16 { public static func reading(_ attributeValue: AttributeValue) -> Int16 { Int16(attributeValue: attributeValue) ?? fallbackValue } }
-extension Int { public static func reading(_ attributeValue: AttributeValue) -> Int { Int(attributeValue: attributeValue) ?? fallbackValue } }
-extension Double { public static func reading(_ attributeValue: AttributeValue) -> Double { Double(attributeValue: attributeValue) ?? fallbackValue } }
-extension Float { public static func reading(_ attributeValue: AttributeValue) -> Float { Float(attributeValue: attributeValue) ?? fallbackValue } }
-extension Bool { public static func reading(_ attributeValue: AttributeValue) -> Bool { Bool(attributeValue: attributeValue) ?? fallbackValue } }
-extension String { public static func reading(_ attributeValue: AttributeValue) -> String { String(attributeValue: attributeValue) ?? fallbackValue } }
-extension Date { public static func reading(_ attributeValue: AttributeValue) -> Date { Date(attributeValue: attributeValue) ?? fallbackValue } }
-extension Data { public static func reading(_ attributeValue: AttributeValue) -> Data { Data(attributeValue: attributeValue) ?? fallbackValue } }
-extension UUID { public static func reading(_ attributeValue: AttributeValue) -> UUID { UUID(attributeValue: attributeValue) ?? fallbackValue } }
-extension URL { public static func reading(_ attributeValue: AttributeValue) -> URL { URL(attributeValue: attributeValue) ?? fallbackValue } }
-extension Decimal { public static func reading(_ attributeValue: AttributeValue) -> Decimal { Decimal(attributeValue: attributeValue) ?? fallbackValue } }
+// Optional's conformance is itself generic: spelled out, its witness needs no metadata for
+// `Optional<Optional<Wrapped>>`.
 extension Optional where Wrapped: AttributeConvertible {
     public static func reading(_ attributeValue: AttributeValue) -> Wrapped? {
         attributeValue.isNull ? nil : Wrapped(attributeValue: attributeValue)

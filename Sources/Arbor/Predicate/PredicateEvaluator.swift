@@ -115,7 +115,7 @@ struct PredicateEvaluator {
                 prepared.access = (probing.storeIdentity, probe, probe == nil ? probing.memberFilter(relationship, predicate: own) : nil)
             }
             lastSubquery = prepared
-            if let plan = prepared.access?.probe { return try probing.probeExists(plan) }
+            if let plan = prepared.access?.probe { return try probing.probeExists(plan, evaluator: &self) }
             if let filter = prepared.access?.filter,
                let answer = try probing.anyMember(relationship, passes: filter, else: own, evaluator: &self) {
                 return answer

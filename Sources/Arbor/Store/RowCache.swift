@@ -73,25 +73,22 @@ final class RowCache: Sendable {
 
     /// The cached row when present and younger than `maxAge` seconds (nil: any age).
     func lookup(_ key: RowKey, maxAge: TimeInterval?) -> StoredRow? {
-        lookup([key], maxAge: maxAge)[0]
+        let now = maxAge == nil ? 0 : Self.now()
+        return state.withLock { Self.cachedRow(key, in: &$0, now: now, maxAge: maxAge) }
     }
 
     /// `lookup` for several rows under one lock: the cached row (or nil) per key, in order.
     func lookup(_ keys: [RowKey], maxAge: TimeInterval?) -> [StoredRow?] {
         let now = maxAge == nil ? 0 : Self.now()
-        return state.withLock { state in
-            var hits: UInt64 = 0
-            let rows = keys.map { key -> StoredRow? in
-                guard let index = state.entries.index(forKey: key) else { return nil }
-                let entry = state.entries.values[index]
-                guard let row = entry.row else { return nil }
-                if let maxAge, Double(now &- entry.loadedAt) / 1e9 >= maxAge { return nil }
-                hits += 1
-                return row
-            }
-            state.statistics.cacheHits += hits
-            return rows
-        }
+        return state.withLock { state in keys.map { Self.cachedRow($0, in: &state, now: now, maxAge: maxAge) } }
+    }
+
+    /// One lookup under the lock, counted as a hit when it answers.
+    private static func cachedRow(_ key: RowKey, in state: inout State, now: UInt64, maxAge: TimeInterval?) -> StoredRow? {
+        guard let index = state.entries.index(forKey: key), let row = state.entries.values[index].row else { return nil }
+        if let maxAge, Double(now &- state.entries.values[index].loadedAt) / 1e9 >= maxAge { return nil }
+        state.statistics.cacheHits += 1
+        return row
     }
 
     /// Notes that a reader saw `snapshot`: a newer one than the cache reflects means another
