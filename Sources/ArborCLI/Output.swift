@@ -33,7 +33,7 @@ func displayComponent(_ component: TupleComponent) -> String {
     case .int8(let v): text = "\(v)"
     case .int16(let v): text = "\(v)"
     case .int32(let v): text = "\(v)"
-    case .int64(let v): text = "\(v)"
+    case .int64(let v), .integer(let v): text = "\(v)"
     case .uint8(let v): text = "\(v)"
     case .uint16(let v): text = "\(v)"
     case .uint32(let v): text = "\(v)"

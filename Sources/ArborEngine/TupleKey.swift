@@ -3,6 +3,9 @@ public enum TupleValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case int8(Int8), int16(Int16), int32(Int32), int64(Int64)
+    /// A signed integer in as few bytes as its magnitude needs (0 to 8 after the tag); it orders
+    /// like `int64` but takes 2–4 bytes for the keys and counts a store holds instead of 9.
+    case integer(Int64)
     case uint8(UInt8), uint16(UInt16), uint32(UInt32), uint64(UInt64)
     case float(Float), double(Double)
     /// A date as seconds since an epoch the application chooses (ordered like a Double; Arbor
@@ -22,6 +25,7 @@ public enum TupleValue: Hashable, Sendable {
         case .int16: return 0x21
         case .int32: return 0x22
         case .int64: return 0x23
+        case .integer(let value): return TupleKey.integerTag(value)
         case .uint8: return 0x24
         case .uint16: return 0x25
         case .uint32: return 0x26
@@ -83,6 +87,7 @@ public enum TupleKey {
         case .int16(let v): appendBigEndian(UInt16(bitPattern: v) ^ 0x8000, &output)
         case .int32(let v): appendBigEndian(UInt32(bitPattern: v) ^ 0x8000_0000, &output)
         case .int64(let v): appendBigEndian(UInt64(bitPattern: v) ^ 0x8000_0000_0000_0000, &output)
+        case .integer(let v): appendIntegerBody(v, &output)
         case .uint8(let v): appendBigEndian(v, &output)
         case .uint16(let v): appendBigEndian(v, &output)
         case .uint32(let v): appendBigEndian(v, &output)
@@ -101,6 +106,29 @@ public enum TupleKey {
         }
         if descending {
             for index in start..<output.count { output[index] = ~output[index] }
+        }
+    }
+
+    /// Tags of compact integers: negatives, zero, then positives by byte count, so the tag
+    /// alone orders integers of different lengths.
+    static let negativeIntegerTag: UInt8 = 0x12
+    static let zeroIntegerTag: UInt8 = 0x13
+
+    /// The tag of compact integer `value`: 0x12 negative, 0x13 zero, 0x13 + n positive of n bytes.
+    static func integerTag(_ value: Int64) -> UInt8 {
+        if value < 0 { return negativeIntegerTag }
+        return zeroIntegerTag + UInt8((64 - value.leadingZeroBitCount + 7) / 8)
+    }
+
+    /// A compact integer's body: 8 bytes of two's complement for a negative, the minimal
+    /// big-endian bytes for a positive, nothing for zero.
+    static func appendIntegerBody(_ value: Int64, _ output: inout [UInt8]) {
+        if value < 0 { return appendBigEndian(UInt64(bitPattern: value), &output) }
+        let bytes = (64 - value.leadingZeroBitCount + 7) / 8
+        var shift = bytes * 8
+        while shift > 0 {
+            shift -= 8
+            output.append(UInt8(truncatingIfNeeded: value >> shift))
         }
     }
 
@@ -176,6 +204,25 @@ public enum TupleKey {
             case 0x21: value = .int16(Int16(bitPattern: try fixed(UInt16.self) ^ 0x8000))
             case 0x22: value = .int32(Int32(bitPattern: try fixed(UInt32.self) ^ 0x8000_0000))
             case 0x23: value = .int64(Int64(bitPattern: try fixed(UInt64.self) ^ 0x8000_0000_0000_0000))
+            case negativeIntegerTag:
+                let start = position
+                let bits = try fixed(UInt64.self)
+                guard bits >> 63 == 1 else {
+                    throw ArborError.malformedTupleKey(offset: start, detail: "a negative integer's body is not negative")
+                }
+                value = .integer(Int64(bitPattern: bits))
+            case zeroIntegerTag: value = .integer(0); position += 1
+            case 0x14...0x1B:
+                let count = Int(tag - zeroIntegerTag)
+                var bits: UInt64 = 0
+                for index in 0..<count { bits = bits << 8 | UInt64(try byte(position + 1 + index)) }
+                // Canonical: no leading zero byte, and within Int64 — otherwise one value would
+                // have two keys.
+                guard try byte(position + 1) != 0, bits >> 63 == 0 else {
+                    throw ArborError.malformedTupleKey(offset: position, detail: "a \(count)-byte integer is not in its shortest form")
+                }
+                position += 1 + count
+                value = .integer(Int64(bits))
             case 0x24: value = .uint8(try fixed(UInt8.self))
             case 0x25: value = .uint16(try fixed(UInt16.self))
             case 0x26: value = .uint32(try fixed(UInt32.self))
@@ -234,7 +281,7 @@ public enum TupleKey {
         case (.int8(let x), .int8(let y)): return order(x, y)
         case (.int16(let x), .int16(let y)): return order(x, y)
         case (.int32(let x), .int32(let y)): return order(x, y)
-        case (.int64(let x), .int64(let y)): return order(x, y)
+        case (.int64(let x), .int64(let y)), (.integer(let x), .integer(let y)): return order(x, y)
         case (.uint8(let x), .uint8(let y)): return order(x, y)
         case (.uint16(let x), .uint16(let y)): return order(x, y)
         case (.uint32(let x), .uint32(let y)): return order(x, y)
@@ -269,11 +316,13 @@ extension TupleKey {
 
     /// The end of the component that starts at `start`; nil when it runs past the key or its
     /// tag is unknown.
-    static func componentEnd(in key: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    public static func componentEnd(in key: UnsafeRawBufferPointer, from start: Int) -> Int? {
         let flip: UInt8 = key[start] >= 0x80 ? 0xFF : 0
         let size: Int
         switch key[start] ^ flip {
-        case 0x05, 0x10, 0x11: size = 1
+        case 0x05, 0x10, 0x11, zeroIntegerTag: size = 1
+        case 0x14...0x1B: size = 1 + Int((key[start] ^ flip) - zeroIntegerTag)
+        case negativeIntegerTag: size = 9
         case 0x20, 0x24: size = 2
         case 0x21, 0x25: size = 3
         case 0x22, 0x26, 0x30: size = 5
@@ -294,5 +343,59 @@ extension TupleKey {
         default: return nil
         }
         return start + size <= key.count ? start + size : nil
+    }
+}
+
+// MARK: Reading integers in place
+
+extension TupleKey {
+    /// The ascending integer component at `offset` of `key` — fixed `int64` (tag 0x23) or a
+    /// compact `integer` — with the offset just past it; nil when the bytes there are not one
+    /// (or not in canonical form). Decodes nothing else and allocates nothing.
+    /// - Complexity: O(1).
+    @inlinable
+    public static func integer<Bytes: RandomAccessCollection>(in key: Bytes, at offset: Int) -> (value: Int64, end: Int)?
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        guard offset >= 0, offset < key.count else { return nil }
+        let start = key.startIndex + offset
+        let tag = key[start]
+        let count: Int
+        switch tag {
+        case 0x13: return (0, offset + 1)
+        case 0x14...0x1B: count = Int(tag - 0x13)
+        case 0x12, 0x23: count = 8
+        default: return nil
+        }
+        guard count <= key.count - offset - 1 else { return nil }
+        var bits: UInt64 = 0
+        for index in (start + 1)...(start + count) { bits = bits << 8 | UInt64(key[index]) }
+        switch tag {
+        case 0x23: return (Int64(bitPattern: bits ^ (1 << 63)), offset + 9)
+        case 0x12: return bits >> 63 == 1 ? (Int64(bitPattern: bits), offset + 9) : nil
+        default: return key[start + 1] != 0 && bits >> 63 == 0 ? (Int64(bits), offset + 1 + count) : nil
+        }
+    }
+
+    /// The offset where the last component of `key` starts; nil when the key is empty or
+    /// malformed. Walks the components from the front (their lengths are in their tags).
+    /// - Complexity: O(bytes of the key).
+    public static func lastComponentStart(in key: UnsafeRawBufferPointer) -> Int? {
+        var start = 0
+        while start < key.count {
+            guard let end = componentEnd(in: key, from: start) else { return nil }
+            if end == key.count { return start }
+            start = end
+        }
+        return nil
+    }
+}
+
+extension TupleValue {
+    /// The value of an integer component of either encoding (`int64` or compact `integer`).
+    public var integerValue: Int64? {
+        switch self {
+        case .int64(let value), .integer(let value): return value
+        default: return nil
+        }
     }
 }

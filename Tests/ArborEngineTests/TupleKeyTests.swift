@@ -7,7 +7,8 @@ struct TupleKeyTests {
     static func randomValue(_ g: inout SplitMix64) -> TupleValue {
         let specials: [Double] = [-.infinity, -1e300, -1, -Double.leastNonzeroMagnitude, -0.0, 0.0,
                                   Double.leastNonzeroMagnitude, 1, 1e300, .infinity, .nan]
-        switch g.next() % 14 {
+        switch g.next() % 15 {
+        case 14: return .integer(randomInteger(&g))
         case 0: return .null
         case 1: return .bool(g.next() % 2 == 0)
         case 2: return .int8(Int8(truncatingIfNeeded: g.next()))
@@ -25,6 +26,15 @@ struct TupleKeyTests {
         case 12: return .bytes((0..<Int(g.next() % 5)).map { _ in [0, 1, 0xFE, 0xFF, 7][Int(g.next() % 5)] })
         default: return .uuid((0..<16).map { _ in UInt8(truncatingIfNeeded: g.next() % 3) })
         }
+    }
+
+    /// Integers around every byte-length boundary of the compact encoding, and anywhere.
+    static func randomInteger(_ g: inout SplitMix64) -> Int64 {
+        let bytes = Int(g.next() % 9)
+        let magnitude: Int64 = bytes == 8 ? Int64.max : (Int64(1) << (bytes * 8))
+        let base = g.next() % 2 == 0 ? magnitude : Int64(bitPattern: g.next())
+        let value = base &+ Int64(g.next() % 5) &- 2
+        return g.next() % 4 == 0 ? ~value : value
     }
 
     static func randomTuple(_ g: inout SplitMix64) -> [TupleComponent] {
@@ -50,6 +60,33 @@ struct TupleKeyTests {
 
     static func sign(_ a: [UInt8], _ b: [UInt8]) -> Int {
         a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+    }
+
+    @Test("compact integers: shortest form, numeric order across lengths, read in place")
+    func compactIntegers() throws {
+        let samples: [Int64] = [.min, .min + 1, -1 << 40, -256, -1, 0, 1, 255, 256, 65_535, 65_536, 3_000_000,
+                                1 << 55, (1 << 56) - 1, 1 << 56, .max - 1, .max]
+        for (value, expectedLength) in zip(samples, [9, 9, 9, 9, 9, 1, 2, 2, 3, 3, 4, 4, 8, 8, 9, 9, 9]) {
+            let key = TupleKey.encode([.integer(value)])
+            #expect(key.count == expectedLength, "\(value)")
+            #expect(try TupleKey.decode(key) == [.integer(value)])
+            let read = TupleKey.integer(in: key, at: 0)
+            #expect(read?.value == value && read?.end == key.count)
+            // The fixed int64 form is read by the same reader.
+            #expect(TupleKey.integer(in: TupleKey.encode([.int64(value)]), at: 0)?.value == value)
+        }
+        for (a, b) in zip(samples, samples.dropFirst()) {
+            #expect(TupleKey.encode([.integer(a)]).lexicographicallyPrecedes(TupleKey.encode([.integer(b)])), "\(a) < \(b)")
+        }
+        // Non-canonical bodies would give one value two keys: rejected by both readers.
+        for bad: [UInt8] in [[0x15, 0x00, 0x05], [0x1B, 0x80, 0, 0, 0, 0, 0, 0, 0], [0x12, 0x7F, 0, 0, 0, 0, 0, 0, 0], [0x16, 1, 2]] {
+            #expect(throws: ArborError.self) { try TupleKey.decode(bad) }
+            #expect(TupleKey.integer(in: bad, at: 0) == nil)
+        }
+        // The last component is found by walking the tags.
+        let key = TupleKey.encode([.string("a\u{0}b"), .integer(-7), .integer(300)])
+        let start = try #require(key.withUnsafeBytes { TupleKey.lastComponentStart(in: $0) })
+        #expect(TupleKey.integer(in: key, at: start)?.value == 300)
     }
 
     @Test("decoding returns the original values and directions")

@@ -58,11 +58,12 @@ public final class GraphDifferential {
     public private(set) var log: [String] = []
 
     /// `childContext`: the operations run in a child context, whose saves push into a root
-    /// context that saves to the store at random times.
-    public init(childContext: Bool = false) throws {
+    /// context that saves to the store at random times. `options` open the store the first
+    /// time (later opens read the file as it is).
+    public init(childContext: Bool = false, options: PersistentStore.Options = PersistentStore.Options()) throws {
         model = try GraphModel.make()
         file = SimulatedFile()
-        store = try PersistentStore(file: file, model: model)
+        store = try PersistentStore(file: file, model: model, options: options)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.add(store)
         let first = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)

@@ -94,15 +94,19 @@ struct MigrationDifferentialTests {
         }
     }
 
+    /// Seeds 9 and up make a store of key format 1 (fixed int64 keys): migrations keep it.
     @Test("chains of 12 migrations with rows inserted between them", arguments: 0..<12)
     func randomChain(seed: UInt64) throws {
+        var options = PersistentStore.Options()
+        if seed >= 9 { options.keyFormat = 1 }
         var random = SplitMix64(seed: 0x316_0000 &+ seed)
         var reference = Reference()
         let file = SimulatedFile()
         var log: [String] = []
         for step in 0..<12 {
             let model = try reference.model()
-            let store = try PersistentStore(file: file, model: model)
+            let store = try PersistentStore(file: file, model: model, options: options)
+            #expect(store.keys.format == (seed >= 9 ? 1 : 2))
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
             try coordinator.add(store)
             let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)

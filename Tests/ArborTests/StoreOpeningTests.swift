@@ -71,7 +71,7 @@ struct StoreOpeningTests {
         }
         // Overwrite the row through the engine with garbage.
         let database = try Database.open(path: stack.url.path)
-        try database.update { tx in try tx.tree("rows.Stop").put(TupleKey.encode([.int64(id.primaryKey)]), [1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 200, 1]) }
+        try database.update { tx in try tx.tree("rows.Stop").put(TupleKey.encode([.integer(id.primaryKey)]), [1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 200, 1]) }
         try stack.reopen()
         let fresh = stack.context()
         fresh.performAndWait {

@@ -1,4 +1,4 @@
-import Arbor
+@testable import Arbor
 import ArborEngine
 import ArborTestSupport
 import Foundation
@@ -11,11 +11,14 @@ final class TestStack {
     var store: PersistentStore
     var url: URL { directory.file("store.arbor") }
 
-    init(model: ManagedObjectModel? = nil) throws {
+    /// A stack over a new file; `keyFormat` 1 makes the file older versions wrote.
+    init(model: ManagedObjectModel? = nil, keyFormat: UInt8? = nil) throws {
         let model = try model ?? Fixtures.fullModel()
         self.model = model
         coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        store = try coordinator.addPersistentStore(at: directory.file("store.arbor"))
+        var options = PersistentStore.Options()
+        if let keyFormat { options.keyFormat = keyFormat }
+        store = try coordinator.addPersistentStore(at: directory.file("store.arbor"), options: options)
     }
 
     deinit { directory.remove() }

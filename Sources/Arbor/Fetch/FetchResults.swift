@@ -224,7 +224,7 @@ extension PersistentStore {
             try database.view { tx in
                 try tx.tree(info.rowTree).forEachUnsafe { key, value in
                     // Row keys are the 9-byte tuple of an int64; the entity code is in the header.
-                    guard key.count == 9, let pk = IndexKeys.int64Component(key, at: 0), let code = RowCodec.entityCode(ofRow: value) else {
+                    guard let (pk, end) = TupleKey.integer(in: key, at: 0), end == key.count, let code = RowCodec.entityCode(ofRow: value) else {
                         throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key or header")
                     }
                     let matches = includesSubentities ? info.descendantCodes.contains(code) : code == info.code

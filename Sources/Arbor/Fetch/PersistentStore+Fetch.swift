@@ -151,7 +151,7 @@ extension PersistentStore {
                 case .scan:
                     try tx.tree(info.rowTree).forEachUnsafe { key, value in
                         if let limit, result.count >= limit { return false }
-                        guard let pk = IndexKeys.int64Component(key, at: key.count - 9) else {
+                        guard let pk = IndexKeys.trailingKey(key) else {
                             throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key")
                         }
                         try consider(pk, try RowCodec.decode(Array(value), context: "\(info.rowTree)/\(pk)"))
@@ -189,7 +189,7 @@ extension PersistentStore {
                             } else if let limit, matched >= limit {
                                 return false
                             }
-                            guard let pk = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value) else {
+                            guard let pk = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             // The entity's own code first: a set lookup only for sub-entities.
@@ -203,7 +203,7 @@ extension PersistentStore {
                                 return true
                             }
                             if seen != nil, seen?.insert(pk).inserted == false { return true }
-                            guard let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
+                            guard let bytes = try rows.get(keys.rowKey(pk)) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }
                             if try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")) {
@@ -231,7 +231,7 @@ extension PersistentStore {
                 var result: [(owner: Int64, count: Int)] = []
                 try tx.tree(tree).forEachUnsafe { key, value in
                     // The key starts with the owner's key.
-                    guard let owner = IndexKeys.int64Component(key, at: 0), let code = IndexKeys.code(from: value) else {
+                    guard let owner = IndexKeys.integer(in: key, at: 0), let code = IndexKeys.code(from: value) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed foreign-key entry")
                     }
                     guard entity.descendantCodes.contains(code) else { return true }

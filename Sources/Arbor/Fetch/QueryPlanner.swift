@@ -250,10 +250,10 @@ enum QueryPlanner {
         }
         func tuple(_ expression: PredicateExpression) -> TupleValue? {
             switch expression {
-            case .constant(let value): return type.flatMap { tupleValue(value, for: $0) }
+            case .constant(let value): return type.flatMap { tupleValue(value, for: $0, keys: store.keys) }
             case .object(let id):
                 guard type == nil, id.storeIdentifier == store.identifier, id.info.rootCode == destinationRoot else { return nil }
-                return .int64(id.primaryKey)
+                return store.keys.integer(id.primaryKey)
             default: return nil
             }
         }
@@ -297,15 +297,15 @@ enum QueryPlanner {
 
     static func isNull(_ value: TupleValue) -> Bool { if case .null = value { return true } else { return false } }
 
-    /// The tuple component an attribute of `type` stores for `value` (see IndexKeys.tupleValue);
-    /// nil when the value cannot be stored in that attribute exactly.
-    static func tupleValue(_ value: AttributeValue, for type: AttributeType) -> TupleValue? {
+    /// The tuple component an attribute of `type` stores for `value` in a store with `keys`
+    /// (see IndexKeys.tupleValue); nil when the value cannot be stored in that attribute exactly.
+    static func tupleValue(_ value: AttributeValue, for type: AttributeType, keys: IndexKeys) -> TupleValue? {
         switch (value, type) {
         case (.null, _): return .null
-        case (.int(let v), .int16), (.int(let v), .int32), (.int(let v), .int64): return .int64(v)
+        case (.int(let v), .int16), (.int(let v), .int32), (.int(let v), .int64): return keys.integer(v)
         case (.double(let v), .int16), (.double(let v), .int32), (.double(let v), .int64):
             guard let exact = Int64(exactly: v) else { return nil }
-            return .int64(exact)
+            return keys.integer(exact)
         case (.int(let v), .double), (.int(let v), .float): return .double(Double(v))
         case (.double(let v), .double), (.double(let v), .float): return v.isNaN ? nil : .double(v + 0)
         case (.float(let v), .double), (.float(let v), .float): return v.isNaN ? nil : .double(Double(v) + 0)

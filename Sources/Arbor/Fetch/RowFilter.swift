@@ -12,6 +12,8 @@ struct RowFilter {
     /// condition on each.
     private let slots: [Int]
     private let conditions: [QueryPlanner.Condition]
+    /// The store's key format: conditions hold values in it.
+    private let keys: IndexKeys
 
     init?(_ predicate: ObjectPredicate, info: EntityInfo, store: PersistentStore) {
         var tests: [(slot: Int, condition: QueryPlanner.Condition)] = []
@@ -22,6 +24,7 @@ struct RowFilter {
         guard !tests.isEmpty else { return nil }
         tests.sort { $0.slot < $1.slot }
         entityCode = info.code
+        keys = store.keys
         slots = tests.map(\.slot)
         conditions = tests.map(\.condition)
     }
@@ -32,7 +35,7 @@ struct RowFilter {
     /// - Complexity: O(bytes before the last column named).
     func matches(_ bytes: [UInt8]) throws -> Bool? {
         guard let (code, values) = try RowCodec.columns(slots, of: bytes), code == entityCode else { return nil }
-        for (value, condition) in zip(values, conditions) where !QueryPlanner.matches(IndexKeys.tupleValue(value), condition) {
+        for (value, condition) in zip(values, conditions) where !QueryPlanner.matches(keys.tupleValue(value), condition) {
             return false
         }
         return true

@@ -85,13 +85,13 @@ extension RowSubject: MemberProbing {
               let foreignKeys = inverse.foreignKeyTree else { return nil }
         let rows = try tx.tree(destination.rowTree)
         var found = false
-        try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(IndexKeys.ownerPrefix(subjectID.primaryKey))) { key, value in
-            guard let member = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value) else {
+        try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(store.keys.ownerPrefix(subjectID.primaryKey))) { key, value in
+            guard let member = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value) else {
                 throw StoreError.corruptRow(location: foreignKeys, detail: "malformed relationship entry")
             }
             let id = try store.objectID(code: code, key: member, location: foreignKeys)
             // A missing row is skipped, as reading the members one by one does.
-            guard let bytes = try rows.get(IndexKeys.rowKey(member)) else { return true }
+            guard let bytes = try rows.get(store.keys.rowKey(member)) else { return true }
             store.rowCache.noteRowsRead(1)
             if let passes = try filter.matches(bytes) {
                 found = passes
@@ -112,13 +112,13 @@ extension RowSubject: MemberProbing {
     /// Whether an entry of the plan's index under this subject's key passes the plan's ranges
     /// and key filters and its row meets the residual predicate. O(log n + entries visited).
     func probeExists(_ plan: MemberProbePlan, evaluator: inout PredicateEvaluator) throws -> Bool {
-        let owner = TupleKey.encode([.int64(subjectID.primaryKey)])
+        let owner = store.keys.ownerPrefix(subjectID.primaryKey)
         let rows = try tx.tree(plan.destination.rowTree)
         let entries = try tx.tree(plan.index.tree)
         for tail in plan.tailRanges {
             var found = false
             try entries.forEachUnsafe(in: MemberProbePlan.range(tail, owner: owner)) { key, value in
-                guard let pk = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value),
+                guard let pk = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value),
                       let info = store.model.infosByCode[code] else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
@@ -127,7 +127,7 @@ extension RowSubject: MemberProbing {
                     found = true
                     return false
                 }
-                guard let bytes = try rows.get(IndexKeys.rowKey(pk)) else {
+                guard let bytes = try rows.get(store.keys.rowKey(pk)) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "entry for missing row \(pk)")
                 }
                 let row = try RowCodec.decode(bytes, context: "\(plan.destination.rowTree)/\(pk)")

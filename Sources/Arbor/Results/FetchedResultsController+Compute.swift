@@ -153,7 +153,7 @@ extension FetchedResultsControllerBase {
                 let value: AttributeValue
                 switch try TupleKey.decode(component).first {
                 case .string(let text): value = .string(text)
-                case .int64(let number): value = .int(number)
+                case .int64(let number), .integer(let number): value = .int(number)
                 default: value = .null
                 }
                 try builder.enter(sectionName(value))
@@ -173,11 +173,14 @@ extension PersistentStore {
                      _ body: ([UInt8], Int64, UInt16) throws -> Void) throws {
         do {
             try database.view { tx in
-                try tx.tree(tree).forEachUnsafe(in: .prefix(IndexKeys.ownerPrefix(owner))) { key, value in
-                    guard key.count >= 18, let pk = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value) else {
+                try tx.tree(tree).forEachUnsafe(in: .prefix(keys.ownerPrefix(owner))) { key, value in
+                    guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start),
+                          let ownerEnd = TupleKey.integer(in: key, at: 0)?.end, ownerEnd <= start,
+                          let code = IndexKeys.code(from: value) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed index entry")
                     }
-                    if codes.contains(code) { try body(withOrder ? Array(key[9..<(key.count - 9)]) : [], pk, code) }
+                    // The order component lies between the owner and the member.
+                    if codes.contains(code) { try body(withOrder ? Array(key[ownerEnd..<start]) : [], pk, code) }
                     return true
                 }
             }
@@ -190,10 +193,11 @@ extension PersistentStore {
         do {
             try database.view { tx in
                 try tx.tree(tree).forEachUnsafe { key, value in
-                    guard key.count >= 10, let pk = IndexKeys.int64Component(key, at: key.count - 9), let code = IndexKeys.code(from: value) else {
+                    guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start),
+                          let code = IndexKeys.code(from: value) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed index entry")
                     }
-                    if codes.contains(code) { try body(Array(key[0..<(key.count - 9)]), pk, code) }
+                    if codes.contains(code) { try body(Array(key[0..<start]), pk, code) }
                     return true
                 }
             }

@@ -1,17 +1,33 @@
 import ArborEngine
 import Foundation
 
-/// Keys of rows, indexes and join entries (Spec/object-store.md, "Trees").
-enum IndexKeys {
-    static func rowKey(_ key: Int64) -> [UInt8] { TupleKey.encode([.int64(key)]) }
+/// Keys of rows, indexes and join entries (Spec/object-store.md, "Trees"), in one store's key
+/// format: integers (primary keys, references, orders, integer attributes) are compact tuple
+/// integers in stores of key format 2 and fixed 9-byte int64 components in older stores.
+/// Readers (`trailingKey`, `integer(in:at:)`) accept both.
+struct IndexKeys: Sendable {
+    /// The key format new stores are made with.
+    static let currentFormat: UInt8 = 2
+    /// Whether integers are compact (key format 2) rather than fixed int64 (format 1).
+    let compactIntegers: Bool
 
-    static func tupleValue(_ column: ColumnValue) -> TupleValue {
+    init(format: UInt8) { compactIntegers = format >= 2 }
+
+    /// The format number recorded in the store's metadata.
+    var format: UInt8 { compactIntegers ? 2 : 1 }
+
+    /// The tuple component of integer `value` in this format.
+    func integer(_ value: Int64) -> TupleValue { compactIntegers ? .integer(value) : .int64(value) }
+
+    func rowKey(_ key: Int64) -> [UInt8] { TupleKey.encode([integer(key)]) }
+
+    func tupleValue(_ column: ColumnValue) -> TupleValue {
         switch column {
-        case .reference(_, let key): return .int64(key)
+        case .reference(_, let key): return integer(key)
         case .value(let value):
             switch value {
             case .null: return .null
-            case .int(let v): return .int64(v)
+            case .int(let v): return integer(v)
             // + 0 turns -0.0 into +0.0: predicates treat them as equal, so one key serves both.
             case .double(let v): return .double(v + 0)
             case .float(let v): return .double(Double(v) + 0)
@@ -30,14 +46,14 @@ enum IndexKeys {
     static let normalization: StringOptions = [.caseInsensitive, .diacriticInsensitive]
 
     /// A column's component in a normalized index: strings folded, other values as stored.
-    static func foldedTupleValue(_ column: ColumnValue) -> TupleValue {
-        if case .value(.string(let text)) = column { return .string(ValueOrder.fold(text, normalization)) }
+    func foldedTupleValue(_ column: ColumnValue) -> TupleValue {
+        if case .value(.string(let text)) = column { return .string(ValueOrder.fold(text, Self.normalization)) }
         return tupleValue(column)
     }
 
     /// The entry of `row` (primary key `key`) in `index`; nil when the row has no entry (a
     /// foreign key that is nil).
-    static func indexKey(_ index: EntityInfo.Index, columns: [ColumnValue], key: Int64) -> [UInt8]? {
+    func indexKey(_ index: EntityInfo.Index, columns: [ColumnValue], key: Int64) -> [UInt8]? {
         var values: [TupleValue] = []
         values.reserveCapacity(index.slots.count + 2)
         for slot in index.slots {
@@ -51,13 +67,13 @@ enum IndexKeys {
             guard orderSlot < columns.count else { return nil }
             values.append(tupleValue(columns[orderSlot]))
         }
-        values.append(.int64(key))
+        values.append(integer(key))
         return TupleKey.encode(values)
     }
 
     /// The prefix shared by entries of `index` whose leading columns equal `columns` (for
     /// uniqueness checks); nil when one is null (nulls are never equal).
-    static func uniquePrefix(_ index: EntityInfo.Index, columns: [ColumnValue]) -> [UInt8]? {
+    func uniquePrefix(_ index: EntityInfo.Index, columns: [ColumnValue]) -> [UInt8]? {
         var values: [TupleValue] = []
         for slot in index.slots {
             guard slot < columns.count, !columns[slot].isNull else { return nil }
@@ -66,12 +82,12 @@ enum IndexKeys {
         return TupleKey.encode(values)
     }
 
-    static func ownerPrefix(_ owner: Int64) -> [UInt8] { TupleKey.encode([.int64(owner)]) }
+    func ownerPrefix(_ owner: Int64) -> [UInt8] { TupleKey.encode([integer(owner)]) }
 
-    static func joinPrefix(side: UInt8, owner: Int64) -> [UInt8] { TupleKey.encode([.uint8(side), .int64(owner)]) }
+    func joinPrefix(side: UInt8, owner: Int64) -> [UInt8] { TupleKey.encode([.uint8(side), integer(owner)]) }
 
-    static func joinKey(side: UInt8, owner: Int64, order: Int64, member: Int64) -> [UInt8] {
-        TupleKey.encode([.uint8(side), .int64(owner), .int64(order), .int64(member)])
+    func joinKey(side: UInt8, owner: Int64, order: Int64, member: Int64) -> [UInt8] {
+        TupleKey.encode([.uint8(side), integer(owner), integer(order), integer(member)])
     }
 
     static func codeValue(_ code: UInt16) -> [UInt8] { [UInt8(code & 0xFF), UInt8(code >> 8)] }
@@ -82,23 +98,36 @@ enum IndexKeys {
         return UInt16(value[value.startIndex]) | UInt16(value[value.startIndex + 1]) << 8
     }
 
-    /// The int64 tuple component (tag 0x23, 8 big-endian bytes, sign bit flipped) starting at
-    /// `offset`; nil when the bytes there are not one. Reads 9 bytes, decodes nothing else.
-    static func int64Component<Bytes: RandomAccessCollection>(_ key: Bytes, at offset: Int) -> Int64?
+    /// The integer component (either format) starting at `offset`; nil when the bytes there
+    /// are not one. Decodes nothing else.
+    @inline(__always)
+    static func integer<Bytes: RandomAccessCollection>(in key: Bytes, at offset: Int) -> Int64?
     where Bytes.Element == UInt8, Bytes.Index == Int {
-        let start = key.startIndex + offset
-        guard offset >= 0, start + 9 <= key.endIndex, key[start] == 0x23 else { return nil }
-        var bits: UInt64 = 0
-        for index in (start + 1)..<(start + 9) { bits = bits << 8 | UInt64(key[index]) }
-        return Int64(bitPattern: bits ^ (1 << 63))
+        TupleKey.integer(in: key, at: offset)?.value
     }
 
     /// The last component of a row, index, foreign-key or join key (the row or member key):
-    /// every such key ends with an int64.
-    static func trailingKey(_ key: [UInt8]) -> Int64? { int64Component(key, at: key.count - 9) }
+    /// every such key ends with an integer.
+    static func trailingKey(_ key: UnsafeRawBufferPointer) -> Int64? {
+        guard let start = TupleKey.lastComponentStart(in: key) else { return nil }
+        return integer(in: key, at: start)
+    }
+
+    static func trailingKey(_ key: [UInt8]) -> Int64? { key.withUnsafeBytes { trailingKey($0) } }
 
     /// The second-to-last component (the order) of an ordered foreign-key or join entry.
-    static func orderComponent(_ key: [UInt8]) -> Int64? { int64Component(key, at: key.count - 18) }
+    static func orderComponent(_ key: [UInt8]) -> Int64? {
+        key.withUnsafeBytes { key in
+            var previous: Int?, start = 0
+            while start < key.count {
+                guard let end = TupleKey.componentEnd(in: key, from: start) else { return nil }
+                if end == key.count { return previous.flatMap { integer(in: key, at: $0) } }
+                previous = start
+                start = end
+            }
+            return nil
+        }
+    }
 
     /// Spacing between order keys of appended members, leaving room for inserts between them.
     static let orderStep: Int64 = 1 << 16

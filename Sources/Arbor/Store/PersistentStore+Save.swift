@@ -242,15 +242,15 @@ final class SaveWriter {
             }
         }
         for index in info.indexes {
-            let oldKey = old.flatMap { IndexKeys.indexKey(index, columns: $0.columns, key: id.primaryKey) }
-            let newKey = IndexKeys.indexKey(index, columns: columns, key: id.primaryKey)
+            let oldKey = old.flatMap { store.keys.indexKey(index, columns: $0.columns, key: id.primaryKey) }
+            let newKey = store.keys.indexKey(index, columns: columns, key: id.primaryKey)
             guard oldKey != newKey else { continue }
             if let oldKey { indexDeletes[index.tree, default: []].append(oldKey) }
             if let newKey { indexPuts[index.tree, default: []].append((newKey, IndexKeys.codeValue(info.code))) }
         }
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
-        try tx.tree(info.rowTree).put(IndexKeys.rowKey(id.primaryKey), RowCodec.encode(row))
+        try tx.tree(info.rowTree).put(store.keys.rowKey(id.primaryKey), RowCodec.encode(row))
         if keepsWrittenRows { written[id] = row }
     }
 
@@ -259,15 +259,15 @@ final class SaveWriter {
         let id = delete.id
         guard let info = store.model.infosByCode[old.entityCode] else { return }
         for index in info.indexes {
-            if let key = IndexKeys.indexKey(index, columns: old.columns, key: id.primaryKey) { _ = try tx.tree(index.tree).delete(key) }
+            if let key = store.keys.indexKey(index, columns: old.columns, key: id.primaryKey) { _ = try tx.tree(index.tree).delete(key) }
         }
-        _ = try tx.tree(info.rowTree).delete(IndexKeys.rowKey(id.primaryKey))
+        _ = try tx.tree(info.rowTree).delete(store.keys.rowKey(id.primaryKey))
         for relationship in info.relationships where relationship.kind == .manyToMany {
             guard let joinTree = relationship.joinTree,
                   let inverse = store.model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse)
             else { continue }
             let tree = try tx.tree(joinTree)
-            let entries = try tree.entries(in: .prefix(IndexKeys.joinPrefix(side: relationship.joinSide, owner: id.primaryKey)))
+            let entries = try tree.entries(in: .prefix(store.keys.joinPrefix(side: relationship.joinSide, owner: id.primaryKey)))
             for (key, _) in entries {
                 _ = try tree.delete(key)
                 guard let member = IndexKeys.trailingKey(key) else { continue }
@@ -316,7 +316,7 @@ final class SaveWriter {
             last = cursor
         } else {
             var found: Int64 = 0
-            try tx.tree(tree).forEach(in: .prefix(IndexKeys.ownerPrefix(owner)), reverse: true) { key, _ in
+            try tx.tree(tree).forEach(in: .prefix(store.keys.ownerPrefix(owner)), reverse: true) { key, _ in
                 found = IndexKeys.orderComponent(key) ?? 0
                 return false
             }
@@ -337,7 +337,7 @@ final class SaveWriter {
               let tree = inverse.foreignKeyTree, let orderSlot = inverse.orderSlot else { return }
         var existing: [Int64: Int64] = [:]
         var highest: Int64 = 0
-        try tx.tree(tree).forEach(in: .prefix(IndexKeys.ownerPrefix(owner.primaryKey))) { key, _ in
+        try tx.tree(tree).forEach(in: .prefix(store.keys.ownerPrefix(owner.primaryKey))) { key, _ in
             if let member = IndexKeys.trailingKey(key), let order = IndexKeys.orderComponent(key) {
                 existing[member] = order
                 highest = max(highest, order)
@@ -401,13 +401,13 @@ final class SaveWriter {
         let tree = try tx.tree(joinTree)
         let side = relationship.joinSide
         let ordered = relationship.description.isOrdered
-        let prefix = IndexKeys.joinPrefix(side: side, owner: owner.primaryKey)
+        let prefix = store.keys.joinPrefix(side: side, owner: owner.primaryKey)
         if let members = change.members {
             for (key, _) in try tree.entries(in: .prefix(prefix)) { _ = try tree.delete(key) }
             for (position, member) in members.enumerated() {
                 guard let id = resolve(member, from: owner, key: change.relationship) else { continue }
                 let order = ordered ? Int64(position + 1) * IndexKeys.orderStep : 0
-                try tree.put(IndexKeys.joinKey(side: side, owner: owner.primaryKey, order: order, member: id.primaryKey),
+                try tree.put(store.keys.joinKey(side: side, owner: owner.primaryKey, order: order, member: id.primaryKey),
                              IndexKeys.codeValue(id.info.code))
             }
             return
@@ -428,14 +428,14 @@ final class SaveWriter {
                 last += IndexKeys.orderStep
                 order = last
             }
-            try tree.put(IndexKeys.joinKey(side: side, owner: owner.primaryKey, order: order, member: id.primaryKey),
+            try tree.put(store.keys.joinKey(side: side, owner: owner.primaryKey, order: order, member: id.primaryKey),
                          IndexKeys.codeValue(id.info.code))
         }
     }
 
     private func removeJoinEntries(tree: Tree, side: UInt8, owner: Int64, members: Set<Int64>) throws {
         var doomed: [[UInt8]] = []
-        try tree.forEach(in: .prefix(IndexKeys.joinPrefix(side: side, owner: owner))) { key, _ in
+        try tree.forEach(in: .prefix(store.keys.joinPrefix(side: side, owner: owner))) { key, _ in
             if let member = IndexKeys.trailingKey(key), members.contains(member) { doomed.append(key) }
             return true
         }
@@ -447,7 +447,7 @@ final class SaveWriter {
     private func checkUniqueness() throws {
         for (id, row) in written {
             for index in id.info.indexes where index.isUnique {
-                guard let prefix = IndexKeys.uniquePrefix(index, columns: row.columns) else { continue }
+                guard let prefix = store.keys.uniquePrefix(index, columns: row.columns) else { continue }
                 var other: ObjectID?
                 try tx.tree(index.tree).forEach(in: .prefix(prefix)) { key, value in
                     guard let pk = IndexKeys.trailingKey(key), pk != id.primaryKey else { return true }

@@ -19,6 +19,9 @@ public final class PersistentStore: Sendable {
         /// Migrate a store written with another model when the change is lightweight (the
         /// default, as for Core Data's persistent containers); false: refuse with `.modelMismatch`.
         public var migratesAutomatically = true
+        /// The key format of a new file; older formats stay readable and writable, and tests
+        /// make format-1 files to prove it.
+        var keyFormat = IndexKeys.currentFormat
         public init(readOnly: Bool = false, createIfMissing: Bool = true) {
             self.readOnly = readOnly
             self.createIfMissing = createIfMissing
@@ -36,6 +39,8 @@ public final class PersistentStore: Sendable {
     let model: ManagedObjectModel
     let database: Database
     let rowCache = RowCache()
+    /// How this store's keys encode integers (its key format).
+    let keys: IndexKeys
     let entityNames: Set<String>
 
     /// Opens (or creates) the store file at `url` for `model`.
@@ -84,8 +89,8 @@ public final class PersistentStore: Sendable {
         self.isReadOnly = readOnly
         self.entityNames = Set(names)
         do {
-            identifier = try StoreMetadata.openOrInitialize(database, path: path, model: model, readOnly: readOnly,
-                                                            migrate: options.migratesAutomatically)
+            (identifier, keys) = try StoreMetadata.openOrInitialize(database, path: path, model: model, readOnly: readOnly,
+                                                                    migrate: options.migratesAutomatically, newKeyFormat: options.keyFormat)
             rowCache.observe(snapshot: try database.view { $0.snapshotID })
         } catch { throw storeError(error, path: path) }
     }
@@ -134,7 +139,7 @@ public final class PersistentStore: Sendable {
     }
 
     func readRow(_ tx: Transaction, _ id: ObjectID) throws -> StoredRow? {
-        guard let bytes = try tx.tree(id.info.rowTree).get(IndexKeys.rowKey(id.primaryKey)) else { return nil }
+        guard let bytes = try tx.tree(id.info.rowTree).get(keys.rowKey(id.primaryKey)) else { return nil }
         return try decodeRow(bytes, of: id)
     }
 
@@ -160,7 +165,7 @@ public final class PersistentStore: Sendable {
         let ordered = zip(positions, positions.dropFirst()).allSatisfy { !precedes($1, $0) } ? positions : positions.sorted(by: precedes)
         for position in ordered {
             let id = ids[position]
-            let key = IndexKeys.rowKey(id.primaryKey)
+            let key = keys.rowKey(id.primaryKey)
             let cursor: Cursor
             if let open = cursors[id.info.rowTree] {
                 cursor = open
@@ -209,11 +214,11 @@ public final class PersistentStore: Sendable {
             guard let inverse = model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse),
                   let foreignKeys = inverse.foreignKeyTree else { return [] }
             tree = foreignKeys
-            prefix = IndexKeys.ownerPrefix(owner)
+            prefix = keys.ownerPrefix(owner)
         case .manyToMany:
             guard let join = relationship.joinTree else { return [] }
             tree = join
-            prefix = IndexKeys.joinPrefix(side: relationship.joinSide, owner: owner)
+            prefix = keys.joinPrefix(side: relationship.joinSide, owner: owner)
         }
         var result: [ObjectID] = []
         try tx.tree(tree).forEach(in: .prefix(prefix)) { key, value in

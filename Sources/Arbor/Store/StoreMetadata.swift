@@ -7,23 +7,25 @@ enum StoreMetadata {
     static let uuidKey = Array("uuid".utf8)
     static let modelKey = Array("model".utf8)
     static let modelHashKey = Array("modelHash".utf8)
+    /// One byte: how integers are encoded in keys (`IndexKeys`); absent in stores of format 1.
+    static let keyFormatKey = Array("keyFormat".utf8)
     static func primaryKeyKey(root: String) -> [UInt8] { Array("pk.\(root)".utf8) }
 
-    /// Verifies the stored model against `model` and returns the store UUID; initializes an
-    /// empty file (metadata, every tree of the model) when allowed.
+    /// Verifies the stored model against `model` and returns the store UUID and key format;
+    /// initializes an empty file (metadata, every tree of the model) when allowed.
     /// A store with another model is migrated first when `migrate` allows it and the change is
     /// lightweight (see `StoreMigration`).
     static func openOrInitialize(_ database: Database, path: String, model: ManagedObjectModel, readOnly: Bool,
-                                 migrate: Bool = false) throws -> UUID {
+                                 migrate: Bool = false, newKeyFormat: UInt8 = IndexKeys.currentFormat) throws -> (uuid: UUID, keys: IndexKeys) {
         let (hasMetadata, treeNames) = try database.view { tx in (try tx.hasTree(StoreLayout.metadataTree), try tx.treeNames()) }
         if !hasMetadata {
             guard treeNames.isEmpty else {
                 throw StoreError.notAStoreFile(path: path, detail: "an ArborEngine file without an object model (trees: \(treeNames.prefix(5).joined(separator: ", ")))")
             }
             guard !readOnly else { throw StoreError.notAStoreFile(path: path, detail: "the file is empty and the store is read-only") }
-            return try initialize(database, model: model)
+            return (try initialize(database, model: model, keyFormat: newKeyFormat), IndexKeys(format: newKeyFormat))
         }
-        let (uuid, storedHash, stored) = try database.view { tx -> (UUID, String, ModelSchema?) in
+        let (uuid, storedHash, stored, keys) = try database.view { tx -> (UUID, String, ModelSchema?, IndexKeys) in
             let metadata = try tx.tree(StoreLayout.metadataTree)
             guard let uuidBytes = try metadata.get(uuidKey), uuidBytes.count == 16 else {
                 throw StoreError.corruptStore(path: path, detail: "the metadata has no valid store UUID")
@@ -31,15 +33,22 @@ enum StoreMetadata {
             guard let hashBytes = try metadata.get(modelHashKey), let storedHash = String(validating: hashBytes, as: UTF8.self) else {
                 throw StoreError.corruptStore(path: path, detail: "the metadata has no model hash")
             }
+            var keys = IndexKeys(format: 1)
+            if let format = try metadata.get(keyFormatKey) {
+                guard format.count == 1, (1...IndexKeys.currentFormat).contains(format[0]) else {
+                    throw StoreError.corruptStore(path: path, detail: "unsupported key format \(format) (this version reads 1 to \(IndexKeys.currentFormat))")
+                }
+                keys = IndexKeys(format: format[0])
+            }
             var stored: ModelSchema?
             if storedHash != model.versionHash, let bytes = try metadata.get(modelKey) {
                 stored = try? JSONDecoder().decode(ModelSchema.self, from: Data(bytes))
             }
             let b = uuidBytes
             return (UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])),
-                    storedHash, stored)
+                    storedHash, stored, keys)
         }
-        guard storedHash != model.versionHash else { return uuid }
+        guard storedHash != model.versionHash else { return (uuid, keys) }
         guard let stored else {
             throw StoreError.modelMismatch(path: path, storeHash: storedHash, modelHash: model.versionHash,
                                            differences: ["the stored model could not be decoded"])
@@ -48,17 +57,19 @@ enum StoreMetadata {
             throw StoreError.modelMismatch(path: path, storeHash: storedHash, modelHash: model.versionHash,
                                            differences: stored.differences(to: model.schema))
         }
-        try StoreMigration.migrate(database, path: path, stored: stored, storedHash: storedHash, to: model)
-        return uuid
+        try StoreMigration.migrate(database, path: path, stored: stored, storedHash: storedHash, to: model, keys: keys)
+        return (uuid, keys)
     }
 
-    private static func initialize(_ database: Database, model: ManagedObjectModel) throws -> UUID {
+    private static func initialize(_ database: Database, model: ManagedObjectModel, keyFormat: UInt8) throws -> UUID {
         let uuid = UUID()
         try database.update { tx in
             let metadata = try tx.createTree(StoreLayout.metadataTree)
             try metadata.put(uuidKey, withUnsafeBytes(of: uuid.uuid) { Array($0) })
             try metadata.put(modelKey, try ManagedObjectModel.canonicalJSON(model.schema))
             try metadata.put(modelHashKey, Array(model.versionHash.utf8))
+            // Format 1 predates the record: its files have none.
+            if keyFormat >= 2 { try metadata.put(keyFormatKey, [keyFormat]) }
             for tree in treeNames(of: model) { _ = try tx.createTreeIfMissing(tree) }
         }
         return uuid

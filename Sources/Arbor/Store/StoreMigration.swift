@@ -27,7 +27,7 @@ enum StoreMigration {
     ///   is not lightweight; `StoreError.migrationFailed` when the data does not fit the new model
     ///   (a new unique index over duplicate values); engine errors.
     static func migrate(_ database: Database, path: String, stored: ModelSchema, storedHash: String,
-                        to model: ManagedObjectModel) throws {
+                        to model: ManagedObjectModel, keys: IndexKeys) throws {
         let oldModel: ManagedObjectModel
         do { oldModel = try ManagedObjectModel(schema: stored) } catch {
             throw StoreError.corruptStore(path: path, detail: "the stored model is not a valid model: \(error)")
@@ -35,7 +35,7 @@ enum StoreMigration {
         let plan = MigrationPlan(old: oldModel, new: model)
         guard plan.refusals.isEmpty else { throw StoreError.migrationNotLightweight(path: path, changes: plan.refusals) }
         try database.update { tx in
-            var migration = Migration(tx: tx, plan: plan, path: path)
+            var migration = Migration(tx: tx, plan: plan, path: path, keys: keys)
             try migration.run()
             let metadata = try tx.tree(StoreLayout.metadataTree)
             var history = decodeHistory(try metadata.get(historyKey))
@@ -74,6 +74,8 @@ private struct Migration {
     let tx: WriteTransaction
     let plan: MigrationPlan
     let path: String
+    /// The store's key format (kept: a migration rewrites entries in the format they had).
+    let keys: IndexKeys
     var old: ManagedObjectModel { plan.old }
     var new: ManagedObjectModel { plan.new }
     /// Keys of rows whose entity was removed from a hierarchy that stays, by old root name.
@@ -81,8 +83,9 @@ private struct Migration {
     /// New roots whose rows changed (their indexes are rebuilt).
     var changedRoots: Set<String> = []
 
-    init(tx: WriteTransaction, plan: MigrationPlan, path: String) {
+    init(tx: WriteTransaction, plan: MigrationPlan, path: String, keys: IndexKeys) {
         self.tx = tx
+        self.keys = keys
         self.plan = plan
         self.path = path
     }
@@ -113,7 +116,7 @@ private struct Migration {
             guard !removed.isEmpty, try tx.hasTree(info.rowTree) else { continue }
             var keys: Set<Int64> = []
             try tx.tree(info.rowTree).forEachUnsafe { key, value in
-                guard let code = RowCodec.entityCode(ofRow: value), let pk = IndexKeys.int64Component(key, at: 0) else {
+                guard let code = RowCodec.entityCode(ofRow: value), let pk = IndexKeys.integer(in: key, at: 0) else {
                     throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key or header")
                 }
                 if removed.contains(code) { keys.insert(pk) }
@@ -180,8 +183,8 @@ private struct Migration {
             }
             let row = try RowCodec.decode(value, context: "\(root.rowTree)/\(pk)")
             for (position, entry) in rebuilt.enumerated() where entry.codes.contains(row.entityCode) {
-                guard let indexKey = IndexKeys.indexKey(entry.index, columns: row.columns, key: pk) else { continue }
-                let prefixLength = entry.index.isUnique ? IndexKeys.uniquePrefix(entry.index, columns: row.columns)?.count ?? 0 : 0
+                guard let indexKey = keys.indexKey(entry.index, columns: row.columns, key: pk) else { continue }
+                let prefixLength = entry.index.isUnique ? keys.uniquePrefix(entry.index, columns: row.columns)?.count ?? 0 : 0
                 entries[position].append(indexKey, code: row.entityCode, uniquePrefixLength: prefixLength)
             }
             return true
@@ -248,8 +251,8 @@ private struct Migration {
         var changed = oldTree != tree
         try tx.tree(oldTree).forEach { key, value in
             guard let components = try? TupleKey.decode(key), components.count == 4,
-                  case .uint8(let side) = components[0], case .int64(let owner) = components[1],
-                  case .int64(let order) = components[2], case .int64(let member) = components[3],
+                  case .uint8(let side) = components[0], let owner = components[1].integerValue,
+                  let order = components[2].integerValue, let member = components[3].integerValue,
                   let code = IndexKeys.code(from: value) else {
                 throw StoreError.corruptRow(location: oldTree, detail: "malformed join entry")
             }
@@ -261,7 +264,7 @@ private struct Migration {
             }
             let newSide = UInt8(direction)
             if newSide != side || newCode != code { changed = true }
-            entries.append((IndexKeys.joinKey(side: newSide, owner: owner, order: order, member: member), IndexKeys.codeValue(newCode)))
+            entries.append((keys.joinKey(side: newSide, owner: owner, order: order, member: member), IndexKeys.codeValue(newCode)))
             return true
         }
         return changed ? entries : nil

@@ -39,6 +39,8 @@ for suffix in [".arbor", ".arbor-lock", "-packed.arbor"] { unlink(tmp + suffix) 
 
 // Tuple keys and pages.
 try write("FuzzDecode", "tuple-mixed", TupleKey.encode([.int64(-5), .string("a\u{0}b"), .double(-0.0), .null, .bool(true)]))
+try write("FuzzDecode", "tuple-compact", TupleKey.encode([TupleComponent(.integer(-5)), TupleComponent(.integer(0)), TupleComponent(.integer(300)),
+                                                         TupleComponent(.integer(70_000), descending: true), TupleComponent(.string("a"))]))
 try write("FuzzDecode", "tuple-desc", TupleKey.encode([TupleComponent(.string("zz"), descending: true), TupleComponent(.uuid(Array(repeating: 3, count: 16)))]))
 let pageFile = SimulatedFile()
 let pageDB = try Database.open(file: pageFile)
