@@ -52,6 +52,12 @@ struct KeyFormatTests {
             #expect(!tags.isEmpty)
             #expect(format == 1 ? tags == [0x23] : tags.allSatisfy { (0x12...0x1B).contains($0) }, "\(tree): \(tags)")
         }
+        // Index and foreign-key values: the row's entity code, left out in format 2 for a row
+        // of its hierarchy's root.
+        for tree in ["fk.StopTime.stop", "index.StopTime.by_stop_departureTime", "index.Stop.by_longitude_latitude"] {
+            let sizes = try stack.store.database.view { tx in Set(try tx.tree(tree).entries().map(\.value.count)) }
+            #expect(sizes == [format == 1 ? 2 : 0], "\(tree)")
+        }
         // Reads through every kind of key: an index range, a semi-join, to-many members.
         let context = stack.context()
         try context.performAndWait {
@@ -76,5 +82,40 @@ struct KeyFormatTests {
         } throws: { error in
             "\(error)".contains("key format")
         }
+    }
+}
+
+@Suite("Key format 2: entity codes in index values")
+struct IndexValueCodeTests {
+    @Test("rows of a sub-entity keep their code in index values, rows of the root leave it out; fetches tell them apart",
+          arguments: [UInt8(1), 2])
+    func subEntitiesKeepTheirCode(format: UInt8) throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Place", attributes: [AttributeDescription("name", .string, indexed: true)]),
+            EntityDescription("Hub", superentity: "Place", attributes: [AttributeDescription("platforms", .int64, defaultValue: .int(1))]),
+        ])
+        let stack = try TestStack(model: model, keyFormat: format)
+        let context = stack.context()
+        try context.performAndWait {
+            for number in 0..<6 {
+                let place = try context.insertNewObject(forEntityName: number % 2 == 0 ? "Place" : "Hub")
+                place.setValue("P\(number)", forKey: "name")
+            }
+            try context.save()
+        }
+        let place = try #require(model.info(named: "Place")), hub = try #require(model.info(named: "Hub"))
+        let values = try stack.store.database.view { tx in try tx.tree("index.Place.name").entries().map(\.value) }
+        let expected: [[UInt8]] = (0..<6).map { $0 % 2 == 0 ? (format == 1 ? IndexKeys.codeValue(place.code) : []) : IndexKeys.codeValue(hub.code) }
+        #expect(values == expected)
+        func names(_ entity: String, subentities: Bool = true) throws -> [String] {
+            try context.performAndWait {
+                var request = FetchRequest(entityName: entity, predicate: try ObjectPredicate(format: "name >= 'P'"))
+                request.includesSubentities = subentities
+                return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }.sorted()
+            }
+        }
+        #expect(try names("Place") == ["P0", "P1", "P2", "P3", "P4", "P5"])
+        #expect(try names("Place", subentities: false) == ["P0", "P2", "P4"])
+        #expect(try names("Hub") == ["P1", "P3", "P5"])
     }
 }

@@ -189,7 +189,7 @@ extension PersistentStore {
                             } else if let limit, matched >= limit {
                                 return false
                             }
-                            guard let pk = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value) else {
+                            guard let pk = IndexKeys.trailingKey(key), let code = keys.entryCode(from: value, root: info.rootCode) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             // The entity's own code first: a set lookup only for sub-entities.
@@ -231,7 +231,7 @@ extension PersistentStore {
                 var result: [(owner: Int64, count: Int)] = []
                 try tx.tree(tree).forEachUnsafe { key, value in
                     // The key starts with the owner's key.
-                    guard let owner = IndexKeys.integer(in: key, at: 0), let code = IndexKeys.code(from: value) else {
+                    guard let owner = IndexKeys.integer(in: key, at: 0), let code = keys.entryCode(from: value, root: entity.rootCode) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed foreign-key entry")
                     }
                     guard entity.descendantCodes.contains(code) else { return true }

@@ -86,7 +86,7 @@ extension RowSubject: MemberProbing {
         let rows = try tx.tree(destination.rowTree)
         var found = false
         try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(store.keys.ownerPrefix(subjectID.primaryKey))) { key, value in
-            guard let member = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value) else {
+            guard let member = IndexKeys.trailingKey(key), let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
                 throw StoreError.corruptRow(location: foreignKeys, detail: "malformed relationship entry")
             }
             let id = try store.objectID(code: code, key: member, location: foreignKeys)
@@ -118,7 +118,7 @@ extension RowSubject: MemberProbing {
         for tail in plan.tailRanges {
             var found = false
             try entries.forEachUnsafe(in: MemberProbePlan.range(tail, owner: owner)) { key, value in
-                guard let pk = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value),
+                guard let pk = IndexKeys.trailingKey(key), let code = store.keys.entryCode(from: value, root: plan.destination.rootCode),
                       let info = store.model.infosByCode[code] else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }

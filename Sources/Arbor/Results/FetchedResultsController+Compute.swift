@@ -116,7 +116,7 @@ extension FetchedResultsControllerBase {
                 let store = stores[Int(storeIndex)]
                 guard store.holds(info) else { continue }
                 let tree = memberIndex?.tree ?? foreignKeys
-                try store.scanMembers(tree: tree, owner: owner.id.primaryKey, codes: codes, withOrder: memberIndex != nil) { order, key, code in
+                try store.scanMembers(tree: tree, owner: owner.id.primaryKey, codes: codes, root: info.rootCode, withOrder: memberIndex != nil) { order, key, code in
                     members.append((order, key, code, storeIndex))
                 }
             }
@@ -148,7 +148,7 @@ extension FetchedResultsControllerBase {
         var builder = ResultsBuilder(stores: stores, model: model)
         guard let storeIndex = builder.storeIndex[store.identifier] else { return nil }
         var previous: [UInt8]?
-        try store.scanIndex(tree: index.tree, codes: codes) { component, key, code in
+        try store.scanIndex(tree: index.tree, codes: codes, root: info.rootCode) { component, key, code in
             if component != previous {
                 let value: AttributeValue
                 switch try TupleKey.decode(component).first {
@@ -169,14 +169,14 @@ extension PersistentStore {
     /// Calls `body` for each entry of `tree` whose key starts with `owner` and whose row is of
     /// one of `codes`: the bytes between the owner and the primary key (an index's attribute,
     /// when `withOrder`; empty otherwise), the primary key and the entity code.
-    func scanMembers(tree: String, owner: Int64, codes: Set<UInt16>, withOrder: Bool,
+    func scanMembers(tree: String, owner: Int64, codes: Set<UInt16>, root: UInt16, withOrder: Bool,
                      _ body: ([UInt8], Int64, UInt16) throws -> Void) throws {
         do {
             try database.view { tx in
                 try tx.tree(tree).forEachUnsafe(in: .prefix(keys.ownerPrefix(owner))) { key, value in
                     guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start),
                           let ownerEnd = TupleKey.integer(in: key, at: 0)?.end, ownerEnd <= start,
-                          let code = IndexKeys.code(from: value) else {
+                          let code = keys.entryCode(from: value, root: root) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed index entry")
                     }
                     // The order component lies between the owner and the member.
@@ -189,12 +189,12 @@ extension PersistentStore {
 
     /// Calls `body` for each entry of the single-column index `tree` whose row is of one of
     /// `codes`, in key order: the encoded value, the primary key and the entity code.
-    func scanIndex(tree: String, codes: Set<UInt16>, _ body: ([UInt8], Int64, UInt16) throws -> Void) throws {
+    func scanIndex(tree: String, codes: Set<UInt16>, root: UInt16, _ body: ([UInt8], Int64, UInt16) throws -> Void) throws {
         do {
             try database.view { tx in
                 try tx.tree(tree).forEachUnsafe { key, value in
                     guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start),
-                          let code = IndexKeys.code(from: value) else {
+                          let code = keys.entryCode(from: value, root: root) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed index entry")
                     }
                     if codes.contains(code) { try body(Array(key[0..<start]), pk, code) }

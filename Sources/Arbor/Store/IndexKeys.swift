@@ -92,7 +92,22 @@ struct IndexKeys: Sendable {
 
     static func codeValue(_ code: UInt16) -> [UInt8] { [UInt8(code & 0xFF), UInt8(code >> 8)] }
 
-    /// The entity code stored as an index or join entry's value.
+    /// The value of an index or foreign-key entry for a row of entity `code` in the hierarchy
+    /// whose root is `root`: in key format 2 empty for a row of the root itself (most
+    /// hierarchies are one entity), else the 2-byte code.
+    func entryValue(_ code: UInt16, root: UInt16) -> [UInt8] {
+        compactIntegers && code == root ? [] : Self.codeValue(code)
+    }
+
+    /// The entity code of an index or foreign-key entry's value (see `entryValue`); nil when
+    /// the value is malformed.
+    @inline(__always)
+    func entryCode<Bytes: RandomAccessCollection>(from value: Bytes, root: UInt16) -> UInt16? where Bytes.Element == UInt8, Bytes.Index == Int {
+        if value.isEmpty { return compactIntegers ? root : nil }
+        return Self.code(from: value)
+    }
+
+    /// The entity code stored as a join entry's value (always 2 bytes).
     static func code<Bytes: RandomAccessCollection>(from value: Bytes) -> UInt16? where Bytes.Element == UInt8, Bytes.Index == Int {
         guard value.count == 2 else { return nil }
         return UInt16(value[value.startIndex]) | UInt16(value[value.startIndex + 1]) << 8

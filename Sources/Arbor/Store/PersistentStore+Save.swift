@@ -246,7 +246,7 @@ final class SaveWriter {
             let newKey = store.keys.indexKey(index, columns: columns, key: id.primaryKey)
             guard oldKey != newKey else { continue }
             if let oldKey { indexDeletes[index.tree, default: []].append(oldKey) }
-            if let newKey { indexPuts[index.tree, default: []].append((newKey, IndexKeys.codeValue(info.code))) }
+            if let newKey { indexPuts[index.tree, default: []].append((newKey, store.keys.entryValue(info.code, root: info.rootCode))) }
         }
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
@@ -451,7 +451,7 @@ final class SaveWriter {
                 var other: ObjectID?
                 try tx.tree(index.tree).forEach(in: .prefix(prefix)) { key, value in
                     guard let pk = IndexKeys.trailingKey(key), pk != id.primaryKey else { return true }
-                    let code = IndexKeys.code(from: value) ?? id.info.code
+                    let code = store.keys.entryCode(from: value, root: id.info.rootCode) ?? id.info.code
                     if let info = store.model.infosByCode[code] { other = ObjectID(info: info, store: store.identifier, key: pk) }
                     return false
                 }

@@ -208,13 +208,16 @@ public final class PersistentStore: Sendable {
     func members(_ tx: Transaction, _ relationship: EntityInfo.Relationship, owner: Int64) throws -> [ObjectID] {
         let tree: String
         let prefix: [UInt8]
+        // Foreign-key entries may leave the code of the hierarchy's root out; join entries never do.
+        var root: UInt16?
         switch relationship.kind {
         case .toOne: return []
         case .oneToMany:
-            guard let inverse = model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse),
-                  let foreignKeys = inverse.foreignKeyTree else { return [] }
+            guard let destination = model.info(named: relationship.destinationName),
+                  let foreignKeys = destination.relationship(named: relationship.description.inverse)?.foreignKeyTree else { return [] }
             tree = foreignKeys
             prefix = keys.ownerPrefix(owner)
+            root = destination.rootCode
         case .manyToMany:
             guard let join = relationship.joinTree else { return [] }
             tree = join
@@ -222,7 +225,8 @@ public final class PersistentStore: Sendable {
         }
         var result: [ObjectID] = []
         try tx.tree(tree).forEach(in: .prefix(prefix)) { key, value in
-            guard let member = IndexKeys.trailingKey(key), let code = IndexKeys.code(from: value) else {
+            let code = root.map { keys.entryCode(from: value, root: $0) } ?? IndexKeys.code(from: value)
+            guard let member = IndexKeys.trailingKey(key), let code else {
                 throw StoreError.corruptRow(location: "\(tree)", detail: "malformed relationship entry")
             }
             result.append(try objectID(code: code, key: member, location: tree))

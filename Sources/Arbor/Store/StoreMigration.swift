@@ -203,7 +203,7 @@ private struct Migration {
                     }
                     previousUnique = prefix
                 }
-                try tree.put(Array(key), IndexKeys.codeValue(item.code))
+                try tree.put(Array(key), keys.entryValue(item.code, root: root.code))
             }
         }
     }
