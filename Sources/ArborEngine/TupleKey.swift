@@ -302,6 +302,7 @@ extension TupleKey {
     /// decoding or copying anything; nil when the key has fewer components or is malformed.
     /// Used to test an index entry's column against encoded bounds with `memcmp`.
     /// - Complexity: O(bytes before the end of the component).
+    @inlinable
     public static func componentRange(in key: UnsafeRawBufferPointer, at position: Int) -> Range<Int>? {
         var start = 0
         var index = 0
@@ -315,25 +316,29 @@ extension TupleKey {
     }
 
     /// The end of the component that starts at `start`; nil when it runs past the key or its
-    /// tag is unknown.
+    /// tag is unknown. Runs once per component of every index entry a scan filters, so it
+    /// reads bytes through the base address after one bounds check.
+    @inlinable
     public static func componentEnd(in key: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        let flip: UInt8 = key[start] >= 0x80 ? 0xFF : 0
+        guard start >= 0, start < key.count, let base = key.baseAddress else { return nil }
+        let first = base.load(fromByteOffset: start, as: UInt8.self)
+        let flip: UInt8 = first >= 0x80 ? 0xFF : 0
         let size: Int
-        switch key[start] ^ flip {
-        case 0x05, 0x10, 0x11, zeroIntegerTag: size = 1
-        case 0x14...0x1B: size = 1 + Int((key[start] ^ flip) - zeroIntegerTag)
-        case negativeIntegerTag: size = 9
+        // Literal tags, not the named constants: a switch over literals compiles to a table.
+        switch first ^ flip {
+        case 0x05, 0x10, 0x11, 0x13: size = 1
+        case 0x14...0x1B: size = Int((first ^ flip) &- 0x12)
+        case 0x12, 0x23, 0x27, 0x31, 0x38: size = 9
         case 0x20, 0x24: size = 2
         case 0x21, 0x25: size = 3
         case 0x22, 0x26, 0x30: size = 5
-        case 0x23, 0x27, 0x31, 0x38: size = 9
         case 0x60: size = 17
         case 0x40, 0x50:
             // Escaped bytes end at 0x00 0x01 (0x00 0xFF is an escaped zero).
             var index = start + 1
             while index + 1 < key.count {
-                if key[index] ^ flip == 0 {
-                    if key[index + 1] ^ flip == terminator { return index + 2 }
+                if base.load(fromByteOffset: index, as: UInt8.self) ^ flip == 0 {
+                    if base.load(fromByteOffset: index + 1, as: UInt8.self) ^ flip == 0x01 { return index + 2 }  // the terminator
                     index += 2
                 } else {
                     index += 1
@@ -342,7 +347,7 @@ extension TupleKey {
             return nil
         default: return nil
         }
-        return start + size <= key.count ? start + size : nil
+        return size <= key.count - start ? start + size : nil
     }
 }
 
@@ -376,9 +381,35 @@ extension TupleKey {
         }
     }
 
+    /// `integer(in:at:)` for bytes in memory, reading through the base address after one
+    /// bounds check (the form scans call per entry).
+    @inlinable
+    public static func integer(in key: UnsafeRawBufferPointer, at offset: Int) -> (value: Int64, end: Int)? {
+        guard offset >= 0, offset < key.count, let base = key.baseAddress else { return nil }
+        let tag = base.load(fromByteOffset: offset, as: UInt8.self)
+        let count: Int
+        switch tag {
+        case 0x13: return (0, offset + 1)
+        case 0x14...0x1B: count = Int(tag &- 0x13)
+        case 0x12, 0x23: count = 8
+        default: return nil
+        }
+        guard count <= key.count - offset - 1 else { return nil }
+        var bits: UInt64 = 0
+        for index in 1...count { bits = bits << 8 | UInt64(base.load(fromByteOffset: offset + index, as: UInt8.self)) }
+        switch tag {
+        case 0x23: return (Int64(bitPattern: bits ^ (1 << 63)), offset + 9)
+        case 0x12: return bits >> 63 == 1 ? (Int64(bitPattern: bits), offset + 9) : nil
+        default:
+            let leading = base.load(fromByteOffset: offset + 1, as: UInt8.self)
+            return leading != 0 && bits >> 63 == 0 ? (Int64(bits), offset + 1 + count) : nil
+        }
+    }
+
     /// The offset where the last component of `key` starts; nil when the key is empty or
     /// malformed. Walks the components from the front (their lengths are in their tags).
     /// - Complexity: O(bytes of the key).
+    @inlinable
     public static func lastComponentStart(in key: UnsafeRawBufferPointer) -> Int? {
         var start = 0
         while start < key.count {

@@ -83,6 +83,20 @@ struct TupleKeyTests {
             #expect(throws: ArborError.self) { try TupleKey.decode(bad) }
             #expect(TupleKey.integer(in: bad, at: 0) == nil)
         }
+        // The in-memory reader agrees with the generic one and with decoding, on any bytes.
+        var g = SplitMix64(seed: 0x1A7)
+        for _ in 0..<20_000 {
+            let tags: [UInt8] = [0x12, 0x13, 0x14, 0x15, 0x18, 0x1B, 0x23, 0x40, 0x1C]
+            var bytes = [tags[Int(g.next() % UInt64(tags.count))]]
+            for _ in 0..<Int(g.next() % 10) { bytes.append(g.next() % 3 == 0 ? 0 : UInt8(truncatingIfNeeded: g.next())) }
+            let generic = TupleKey.integer(in: bytes, at: 0)
+            let inPlace = bytes.withUnsafeBytes { TupleKey.integer(in: $0, at: 0) }
+            #expect(generic?.value == inPlace?.value && generic?.end == inPlace?.end, "\(bytes)")
+            if let inPlace {
+                let decoded = try TupleKey.decode(Array(bytes[..<inPlace.end]))
+                #expect(decoded.first?.integerValue == inPlace.value, "\(bytes)")
+            }
+        }
         // The last component is found by walking the tags.
         let key = TupleKey.encode([.string("a\u{0}b"), .integer(-7), .integer(300)])
         let start = try #require(key.withUnsafeBytes { TupleKey.lastComponentStart(in: $0) })

@@ -19,6 +19,10 @@ final class KeyFilter {
 
     let position: Int
     private let test: Test
+    /// A range's encoded bounds, also kept outside `test`: the per-entry check then reads them
+    /// without copying an enum payload (and retaining its arrays) for every entry.
+    private let lower: [UInt8]?, lowerInclusive: Bool
+    private let upper: [UInt8]?, upperInclusive: Bool
     /// The source condition, for keys whose component is stored descending (bytes inverted).
     private let condition: QueryPlanner.Condition
 
@@ -33,13 +37,19 @@ final class KeyFilter {
         case .prefix(let text): test = .prefix(QueryPlanner.encodedStringPrefix(text))
         case .foldedEqual, .foldedPrefix: test = .always
         }
+        if case .range(let lower, let upper) = test {
+            (self.lower, lowerInclusive) = (lower?.0, lower?.1 ?? true)
+            (self.upper, upperInclusive) = (upper?.0, upper?.1 ?? true)
+        } else {
+            (self.lower, lowerInclusive, self.upper, upperInclusive) = (nil, true, nil, true)
+        }
     }
 
     /// Whether the entry with key `key` meets the condition; a key too short for the position
     /// meets it (the row is then read and the whole predicate decides).
     /// - Throws: `malformedTupleKey` when the key cannot be decoded.
     func matches(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        guard let range = TupleKey.componentRange(in: key, at: position) else {
+        guard let range = locate(key) else {
             // Short or malformed: decoding says which.
             let components = try TupleKey.decode(Array(key))
             return position >= components.count || QueryPlanner.matches(components[position], condition)
@@ -53,12 +63,53 @@ final class KeyFilter {
         case .always: return true
         case .equal(let expected): return Self.compare(component, expected) == 0
         case .oneOf(let values): return values.contains { Self.compare(component, $0) == 0 }
-        case .range(let lower, let upper):
-            if component[0] == TupleValue.null.tag { return false }
-            return QueryPlanner.within(lower, upper) { Self.compare(component, $0) }
+        case .range:
+            if component[0] == 0x05 { return false }  // null never meets a range
+            if let lower {
+                let relation = Self.compare(component, lower)
+                if relation < 0 || (relation == 0 && !lowerInclusive) { return false }
+            }
+            if let upper {
+                let relation = Self.compare(component, upper)
+                if relation > 0 || (relation == 0 && !upperInclusive) { return false }
+            }
+            return true
         case .prefix(let prefix):
             guard component.count >= prefix.count else { return false }
             return Self.compare(UnsafeRawBufferPointer(rebasing: component[0..<prefix.count]), prefix) == 0
+        }
+    }
+
+    /// The bytes of component `position` of `key`: stepped over fixed-size components in place
+    /// (the common case: numbers before the column), else found by the general walk.
+    @inline(__always)
+    private func locate(_ key: UnsafeRawBufferPointer) -> Range<Int>? {
+        guard let base = key.baseAddress else { return nil }
+        var start = 0, index = 0
+        while start < key.count {
+            let size = Self.fixedSize(ofTag: base.load(fromByteOffset: start, as: UInt8.self))
+            guard size > 0 else { return TupleKey.componentRange(in: key, at: position) }
+            guard size <= key.count - start else { return nil }
+            if index == position { return start..<(start + size) }
+            start += size
+            index += 1
+        }
+        return nil
+    }
+
+    /// The encoded size of an ascending component with tag `tag` when the tag fixes it; 0 for
+    /// strings, bytes, descending components and unknown tags.
+    @inline(__always)
+    private static func fixedSize(ofTag tag: UInt8) -> Int {
+        switch tag {
+        case 0x05, 0x10, 0x11, 0x13: return 1
+        case 0x14...0x1B: return Int(tag) - 0x12
+        case 0x12, 0x23, 0x27, 0x31, 0x38: return 9
+        case 0x20, 0x24: return 2
+        case 0x21, 0x25: return 3
+        case 0x22, 0x26, 0x30: return 5
+        case 0x60: return 17
+        default: return 0
         }
     }
 

@@ -189,7 +189,7 @@ extension PersistentStore {
                             } else if let limit, matched >= limit {
                                 return false
                             }
-                            guard let pk = IndexKeys.trailingKey(key), let code = keys.entryCode(from: value, root: info.rootCode) else {
+                            guard let code = keys.entryCode(from: value, root: info.rootCode) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             // The entity's own code first: a set lookup only for sub-entities.
@@ -201,6 +201,11 @@ extension PersistentStore {
                                 // Progress (and cancellation) also while entries are only skipped.
                                 if skipped % 1024 == 0, let onProgress { try onProgress(examined + skipped) }
                                 return true
+                            }
+                            // The primary key ends the entry; found by walking its components,
+                            // so only for entries the filters kept.
+                            guard let pk = IndexKeys.trailingKey(key) else {
+                                throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             if seen != nil, seen?.insert(pk).inserted == false { return true }
                             guard let bytes = try rows.get(keys.rowKey(pk)) else {

@@ -118,7 +118,7 @@ extension RowSubject: MemberProbing {
         for tail in plan.tailRanges {
             var found = false
             try entries.forEachUnsafe(in: MemberProbePlan.range(tail, owner: owner)) { key, value in
-                guard let pk = IndexKeys.trailingKey(key), let code = store.keys.entryCode(from: value, root: plan.destination.rootCode),
+                guard let code = store.keys.entryCode(from: value, root: plan.destination.rootCode),
                       let info = store.model.infosByCode[code] else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
@@ -126,6 +126,10 @@ extension RowSubject: MemberProbing {
                 guard let residual = plan.residual else {
                     found = true
                     return false
+                }
+                // The member's key ends the entry: parsed only when its row is read.
+                guard let pk = IndexKeys.trailingKey(key) else {
+                    throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
                 guard let bytes = try rows.get(store.keys.rowKey(pk)) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "entry for missing row \(pk)")

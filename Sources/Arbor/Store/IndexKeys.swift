@@ -121,6 +121,11 @@ struct IndexKeys: Sendable {
         TupleKey.integer(in: key, at: offset)?.value
     }
 
+    @inline(__always)
+    static func integer(in key: UnsafeRawBufferPointer, at offset: Int) -> Int64? {
+        TupleKey.integer(in: key, at: offset)?.value
+    }
+
     /// The last component of a row, index, foreign-key or join key (the row or member key):
     /// every such key ends with an integer.
     static func trailingKey(_ key: UnsafeRawBufferPointer) -> Int64? {
