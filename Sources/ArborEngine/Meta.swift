@@ -174,7 +174,12 @@ struct Meta: Equatable, Sendable {
             throw ArborError.noValidMetaPage(detail: problems.map(\.description).joined(separator: "; "))
         }
         let needed = UInt64(best.pageCount) * UInt64(best.pageSize)
-        guard fileSize >= needed else { throw ArborError.truncatedFile(expectedBytes: needed, actualBytes: fileSize) }
+        // The size was read before the meta pages: a writer may have grown the file and
+        // committed in between, so a short file is measured again before it counts as truncated.
+        if fileSize < needed {
+            let current = try file.size()
+            guard current >= needed else { throw ArborError.truncatedFile(expectedBytes: needed, actualBytes: current) }
+        }
         return best
     }
 }

@@ -1,114 +1,180 @@
-/// A bounded LRU cache of validated pages, shared by all transactions of a database.
+/// A bounded cache of validated pages, shared by all transactions of a database.
 ///
 /// Pages are immutable once committed, so the cache needs no per-transaction versions:
 /// a page number is only reused after no reader can reach its old contents (see the freelist).
-/// Capacity is in bytes; lookups and inserts are O(1) under one mutex.
+/// Capacity is in bytes. Every point lookup of every transaction passes through here, so a hit
+/// costs one mutex, one probe of an open-addressed table with a multiplicative hash (no
+/// `Hasher`) and setting a bit: eviction is CLOCK (second chance), which approximates LRU
+/// without relinking a list on every hit. Lookups and inserts are O(1) on average.
 final class PageCache: Sendable {
-    private struct Entry {
-        var page: Page?
-        var previous: Int
-        var next: Int
-    }
-
-    private struct State {
-        var index: [PageID: Int] = [:]
-        var entries: [Entry] = []
-        var freeSlots: [Int] = []
-        var head = -1   // most recently used
-        var tail = -1   // least recently used
-        var bytes = 0
-        var hits: UInt64 = 0
-        var misses: UInt64 = 0
-    }
-
+    private let state: Locked<PageTable>
     let capacityBytes: Int
-    private let state = Locked(State())
 
     init(capacityBytes: Int) {
         self.capacityBytes = max(capacityBytes, 0)
+        state = Locked(PageTable())
     }
 
     func page(_ id: PageID) -> Page? {
-        state.withLock { state in
-            guard let slot = state.index[id] else {
-                state.misses += 1
+        state.withLock { table in
+            guard let slot = table.find(id) else {
+                table.misses &+= 1
                 return nil
             }
-            state.hits += 1
-            Self.moveToFront(&state, slot)
-            return state.entries[slot].page
+            table.hits &+= 1
+            table.entries[slot].referenced = true
+            return table.entries[slot].page
         }
     }
 
     func insert(_ page: Page) {
         guard page.size <= capacityBytes else { return }
-        state.withLock { state in
-            if let slot = state.index[page.id] {
-                state.bytes += page.size - (state.entries[slot].page?.size ?? 0)
-                state.entries[slot].page = page
-                Self.moveToFront(&state, slot)
-            } else {
-                let slot: Int
-                if let free = state.freeSlots.popLast() {
-                    slot = free
-                    state.entries[slot] = Entry(page: page, previous: -1, next: -1)
-                } else {
-                    slot = state.entries.count
-                    state.entries.append(Entry(page: page, previous: -1, next: -1))
-                }
-                state.index[page.id] = slot
-                state.bytes += page.size
-                Self.linkAtFront(&state, slot)
-            }
-            while state.bytes > capacityBytes, state.tail >= 0 {
-                Self.evict(&state, state.tail)
-            }
+        let capacity = capacityBytes
+        state.withLock { table in
+            table.insert(page)
+            while table.bytes > capacity, table.evictOne() {}
         }
     }
 
     func remove(_ id: PageID) {
-        state.withLock { state in
-            if let slot = state.index[id] { Self.evict(&state, slot) }
-        }
+        state.withLock { table in table.remove(id) }
     }
 
     func removeAll() {
-        state.withLock { state in state = State(hits: state.hits, misses: state.misses) }
+        state.withLock { table in
+            var empty = PageTable()
+            (empty.hits, empty.misses) = (table.hits, table.misses)
+            table = empty
+        }
     }
 
     var statistics: (bytes: Int, pages: Int, hits: UInt64, misses: UInt64) {
-        state.withLock { ($0.bytes, $0.index.count, $0.hits, $0.misses) }
+        state.withLock { ($0.bytes, $0.count, $0.hits, $0.misses) }
+    }
+}
+
+/// The cache's state: entries (a page and its CLOCK bit) in slots, and an open-addressed table
+/// from page number to slot with linear probing, at most half full.
+struct PageTable: Sendable {
+    struct Entry {
+        var page: Page?
+        var referenced = false
     }
 
-    private static func evict(_ state: inout State, _ slot: Int) {
-        unlink(&state, slot)
-        if let page = state.entries[slot].page {
-            state.bytes -= page.size
-            state.index[page.id] = nil
+    var entries: [Entry] = []
+    var freeSlots: [Int] = []
+    /// Slot + 1 per bucket; 0 is an empty bucket. The count is a power of two.
+    private var buckets = [Int32](repeating: 0, count: 16)
+    private var hand = 0
+    private(set) var count = 0
+    private(set) var bytes = 0
+    var hits: UInt64 = 0
+    var misses: UInt64 = 0
+
+    private var mask: Int { buckets.count - 1 }
+
+    /// Fibonacci hashing: page numbers are dense, the multiply spreads them over the buckets.
+    private func home(_ id: PageID) -> Int { Int(truncatingIfNeeded: (UInt64(id) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask }
+
+    /// The bucket holding `id`, or the empty bucket where it would go.
+    private func bucket(_ id: PageID) -> (index: Int, found: Bool) {
+        var index = home(id)
+        // At most half the buckets are used, so an empty one comes within `buckets.count` steps.
+        for _ in 0..<buckets.count {
+            let slot = Int(buckets[index])
+            if slot == 0 { return (index, false) }
+            if entries[slot - 1].page?.id == id { return (index, true) }
+            index = (index + 1) & mask
         }
-        state.entries[slot].page = nil
-        state.freeSlots.append(slot)
+        return (index, false)
     }
 
-    private static func unlink(_ state: inout State, _ slot: Int) {
-        let previous = state.entries[slot].previous, next = state.entries[slot].next
-        if previous >= 0 { state.entries[previous].next = next } else { state.head = next }
-        if next >= 0 { state.entries[next].previous = previous } else { state.tail = previous }
-        state.entries[slot].previous = -1
-        state.entries[slot].next = -1
+    func find(_ id: PageID) -> Int? {
+        let (index, found) = bucket(id)
+        return found ? Int(buckets[index]) - 1 : nil
     }
 
-    private static func linkAtFront(_ state: inout State, _ slot: Int) {
-        state.entries[slot].previous = -1
-        state.entries[slot].next = state.head
-        if state.head >= 0 { state.entries[state.head].previous = slot }
-        state.head = slot
-        if state.tail < 0 { state.tail = slot }
+    mutating func insert(_ page: Page) {
+        let (index, found) = bucket(page.id)
+        if found {
+            let slot = Int(buckets[index]) - 1
+            bytes += page.size - (entries[slot].page?.size ?? 0)
+            entries[slot] = Entry(page: page, referenced: true)
+            return
+        }
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            entries[slot] = Entry(page: page)
+        } else {
+            slot = entries.count
+            entries.append(Entry(page: page))
+        }
+        buckets[index] = Int32(slot + 1)
+        count += 1
+        bytes += page.size
+        if count * 2 > buckets.count { grow() }
     }
 
-    private static func moveToFront(_ state: inout State, _ slot: Int) {
-        guard state.head != slot else { return }
-        unlink(&state, slot)
-        linkAtFront(&state, slot)
+    mutating func remove(_ id: PageID) {
+        let (index, found) = bucket(id)
+        if found { evict(slot: Int(buckets[index]) - 1, id: id) }
+    }
+
+    /// Evicts the first page the CLOCK hand finds unreferenced (clearing the bits it passes);
+    /// false when the cache is empty. Two sweeps at most.
+    mutating func evictOne() -> Bool {
+        guard count > 0 else { return false }
+        for _ in 0..<(2 * entries.count + 1) {
+            if hand >= entries.count { hand = 0 }
+            let current = hand
+            hand += 1
+            guard let page = entries[current].page else { continue }
+            if entries[current].referenced {
+                entries[current].referenced = false
+                continue
+            }
+            evict(slot: current, id: page.id)
+            return true
+        }
+        return false
+    }
+
+    /// Frees `slot` (holding page `id`) and its bucket. The entry goes even if no bucket were
+    /// found, so eviction always makes progress.
+    private mutating func evict(slot: Int, id: PageID) {
+        let (index, found) = bucket(id)
+        bytes -= entries[slot].page?.size ?? 0
+        entries[slot] = Entry()
+        freeSlots.append(slot)
+        count -= 1
+        guard found, buckets[index] == Int32(slot + 1) else { return }
+        // Backward-shift deletion: later entries of the probe run move up, so lookups never
+        // stop early at the hole. The table is at most half full: an empty bucket ends the run.
+        var hole = index
+        var next = (index + 1) & mask
+        buckets[hole] = 0
+        for _ in 0..<buckets.count {
+            if buckets[next] == 0 { break }
+            let moving = Int(buckets[next]) - 1
+            let wanted = entries[moving].page.map { home($0.id) } ?? next
+            // Move it when its home is not cyclically within (hole, next].
+            let stays = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
+            if !stays {
+                buckets[hole] = buckets[next]
+                buckets[next] = 0
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+    }
+
+    private mutating func grow() {
+        buckets = [Int32](repeating: 0, count: buckets.count * 2)
+        for (slot, entry) in entries.enumerated() {
+            guard let page = entry.page else { continue }
+            let (index, _) = bucket(page.id)
+            buckets[index] = Int32(slot + 1)
+        }
     }
 }

@@ -34,10 +34,8 @@ struct RowFilter {
     /// evaluates the predicate, which reports any damage.
     /// - Complexity: O(bytes before the last column named).
     func matches(_ bytes: [UInt8]) throws -> Bool? {
-        guard let (code, values) = try RowCodec.columns(slots, of: bytes), code == entityCode else { return nil }
-        for (value, condition) in zip(values, conditions) where !QueryPlanner.matches(keys.tupleValue(value), condition) {
-            return false
+        try RowCodec.testColumns(slots, of: bytes, entity: entityCode) { index, value in
+            QueryPlanner.matches(keys.tupleValue(value), conditions[index])
         }
-        return true
     }
 }

@@ -147,38 +147,39 @@ enum RowCodec {
         }
     }
 
-    /// The entity code and the columns `slots` (ascending, repeats allowed) of an encoded row,
-    /// decoding only those: earlier columns are skipped by their tags and lengths. nil when the
-    /// row is not in the current format or has fewer columns (the caller decodes it whole,
-    /// which reports what is wrong).
-    static func columns(_ slots: [Int], of bytes: [UInt8]) throws -> (code: UInt16, values: [ColumnValue])? {
+    /// Tests the columns `slots` (ascending, repeats allowed) of an encoded row of entity
+    /// `entity` one by one, decoding only those: earlier columns are skipped by their tags and
+    /// lengths, and the first failing test ends the walk. `test` gets the index into `slots`
+    /// and the column. nil when the row is of another entity, not in the current format or has
+    /// fewer columns (the caller decodes it whole, which reports what is wrong).
+    /// - Complexity: O(bytes before the last column tested); allocates nothing.
+    static func testColumns(_ slots: [Int], of bytes: [UInt8], entity: UInt16,
+                            _ test: (Int, ColumnValue) -> Bool) throws -> Bool? {
         var reader = ByteReader(bytes: bytes)
         do {
             guard try reader.byte() == formatByte else { return nil }
             _ = try reader.varint()
-            let wide = try reader.varint()
-            guard wide <= UInt64(UInt16.max) else { return nil }
+            guard try reader.varint() == UInt64(entity) else { return nil }
             let count = try reader.varint()
             guard let last = slots.last, UInt64(last) < count else { return nil }
-            var values: [ColumnValue] = []
-            values.reserveCapacity(slots.count)
             var position = 0
             var previous: (slot: Int, value: ColumnValue)?
-            for slot in slots {
+            for (index, slot) in slots.enumerated() {
+                let value: ColumnValue
                 if let previous, previous.slot == slot {
-                    values.append(previous.value)
-                    continue
-                }
-                while position < slot {
-                    try skipColumn(&reader)
+                    value = previous.value
+                } else {
+                    while position < slot {
+                        try skipColumn(&reader)
+                        position += 1
+                    }
+                    value = try column(&reader, format: formatByte)
                     position += 1
+                    previous = (slot, value)
                 }
-                let value = try column(&reader, format: formatByte)
-                position += 1
-                values.append(value)
-                previous = (slot, value)
+                if !test(index, value) { return false }
             }
-            return (UInt16(wide), values)
+            return true
         } catch is ByteReader.Failure {
             return nil
         }
