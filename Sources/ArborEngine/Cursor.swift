@@ -173,7 +173,8 @@ public final class Cursor {
     }
 
     /// Visits the entries of `range` in order, a leaf at a time, without copying keys or values.
-    /// The upper (or, in reverse, lower) bound is compared per key only in the leaf where it ends.
+    /// The upper (or, in reverse, lower) bound is looked for only in the leaf where it ends, by
+    /// binary search: no key is compared with it on the way.
     func scan(in range: KeyRange, reverse: Bool,
               _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard try reverse ? seekLast(in: range) : seekFirst(in: range) else { return }
@@ -184,19 +185,16 @@ public final class Cursor {
                 reverse ? !range.isAboveLower(key) : !range.isBelowUpper(key)
             }
             let step = reverse ? -1 : 1
-            let end = reverse ? -1 : ref.count
-            // One visit per entry: parse the cell once, check the bound only where it can fall.
-            func visit(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
-                if boundInside && !(reverse ? range.isAboveLower(key) : range.isBelowUpper(key)) { return false }
-                return try body(key, value)
-            }
             var index = top.index
+            // Where the bound falls inside this leaf, find it once by binary search: the entries
+            // before it then need no comparison each.
+            let end = boundInside ? Self.boundEdge(ref, from: index, in: range, reverse: reverse) : (reverse ? -1 : ref.count)
             switch ref {
             case .page(let page):
                 while index != end {
                     let keepGoing = try page.withLeafEntry(index) { key, inline -> Bool in
-                        if let inline { return try visit(key, inline) }
-                        return try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try visit(key, $0) }
+                        if let inline { return try body(key, inline) }
+                        return try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
                     }
                     guard keepGoing else { return }
                     index += step
@@ -204,7 +202,7 @@ public final class Cursor {
             case .node(let node):
                 while index != end {
                     let value = try transaction.resolve(node.values[index])
-                    guard try node.keys[index].withUnsafeBytes({ key in try value.withUnsafeBytes { try visit(key, $0) } }) else { return }
+                    guard try node.keys[index].withUnsafeBytes({ key in try value.withUnsafeBytes { try body(key, $0) } }) else { return }
                     index += step
                 }
             }
@@ -212,6 +210,28 @@ public final class Cursor {
             stack[stack.count - 1].index = edge
             guard try reverse ? previous() : next() else { return }
         }
+    }
+
+    /// The first index past `range` going from `start` through leaf `ref` (forward: the first
+    /// key not below the upper bound, else `count`; reverse: the last key not above the lower
+    /// bound, else -1). Keys are sorted, so the bound test flips once: a binary search.
+    static func boundEdge(_ ref: NodeRef, from start: Int, in range: KeyRange, reverse: Bool) -> Int {
+        if reverse {
+            // Largest index in [-1, start] whose key is not above the lower bound.
+            var low = -1, high = start
+            while low < high {
+                let mid = (low + high + 1) >> 1
+                if ref.withKey(mid, { range.isAboveLower($0) }) { high = mid - 1 } else { low = mid }
+            }
+            return low
+        }
+        // Smallest index in [start, count] whose key is not below the upper bound.
+        var low = start, high = ref.count
+        while low < high {
+            let mid = (low + high) >> 1
+            if ref.withKey(mid, { range.isBelowUpper($0) }) { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
 
     /// Counts the entries in `range` from the cursor's start, a whole leaf at a time.

@@ -24,7 +24,7 @@ public enum Operation: Equatable, Sendable, CustomStringConvertible {
     case put(tree: Int, key: [UInt8], value: [UInt8])
     case delete(tree: Int, key: [UInt8])
     case get(tree: Int, key: [UInt8])
-    case range(tree: Int, lower: [UInt8], upper: [UInt8], reverse: Bool)
+    case range(tree: Int, lower: [UInt8], upper: [UInt8], reverse: Bool, lowerInclusive: Bool, upperInclusive: Bool)
     case count(tree: Int, lower: [UInt8], upper: [UInt8])
     case commit
     case abort
@@ -36,7 +36,7 @@ public enum Operation: Equatable, Sendable, CustomStringConvertible {
         case .put(let t, let k, let v): return "put(t\(t), \(k), \(v.count) bytes)"
         case .delete(let t, let k): return "delete(t\(t), \(k))"
         case .get(let t, let k): return "get(t\(t), \(k))"
-        case .range(let t, let l, let u, let r): return "range(t\(t), \(l)..<\(u), reverse: \(r))"
+        case .range(let t, let l, let u, let r, let li, let ui): return "range(t\(t), \(l) \(li ? "..." : "<..")\(ui ? "=" : "<") \(u), reverse: \(r))"
         case .count(let t, let l, let u): return "count(t\(t), \(l)..<\(u))"
         case .commit: return "commit"
         case .abort: return "abort"
@@ -103,7 +103,8 @@ public struct OperationSource {
         case 0..<14: return .put(tree: tree, key: key(), value: value())
         case 14..<20: return .delete(tree: tree, key: key())
         case 20..<24: return .get(tree: tree, key: key())
-        case 24..<26: return .range(tree: tree, lower: key(), upper: key(), reverse: byte() % 2 == 0)
+        case 24..<26: return .range(tree: tree, lower: key(), upper: key(), reverse: byte() % 2 == 0,
+                                       lowerInclusive: byte() % 2 == 0, upperInclusive: byte() % 3 == 0)
         case 26: return .count(tree: tree, lower: key(), upper: key())
         case 27, 28: return .commit
         case 29: return .abort
@@ -164,8 +165,8 @@ public final class DifferentialRunner {
             let got = try tree(t, in: try writer()).get(key)
             let expected = model.working[Operation.treeNames[t]]?[key]
             if got != expected { throw fail(operation, "got \(got?.count ?? -1) bytes, model \(expected?.count ?? -1)") }
-        case .range(let t, let lower, let upper, let reverse):
-            let range = KeyRange(lower: .init(lower, inclusive: true), upper: .init(upper, inclusive: false))
+        case .range(let t, let lower, let upper, let reverse, let lowerInclusive, let upperInclusive):
+            let range = KeyRange(lower: .init(lower, inclusive: lowerInclusive), upper: .init(upper, inclusive: upperInclusive))
             var got: [[UInt8]] = []
             try tree(t, in: try writer()).forEach(in: range, reverse: reverse) { key, _ in
                 got.append(key)

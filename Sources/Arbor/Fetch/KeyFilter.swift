@@ -25,6 +25,18 @@ final class KeyFilter {
     private let upper: [UInt8]?, upperInclusive: Bool
     /// The source condition, for keys whose component is stored descending (bytes inverted).
     private let condition: QueryPlanner.Condition
+    /// A range whose bounds are fixed-size components (numbers, dates): each bound as its tag
+    /// and body, so an entry's component of the same kind is checked with two integer
+    /// comparisons instead of `memcmp` calls.
+    private let fixedRange: (lower: FixedBound?, upper: FixedBound?)?
+
+    /// A fixed-size component (at most 9 bytes): its tag, and its body bytes read big-endian
+    /// and left-aligned, so comparing (tag, body) pairs orders like comparing the bytes.
+    private struct FixedBound {
+        let tag: UInt8
+        let body: UInt64
+        let inclusive: Bool
+    }
 
     init(position: Int, condition: QueryPlanner.Condition) {
         self.position = position
@@ -40,9 +52,41 @@ final class KeyFilter {
         if case .range(let lower, let upper) = test {
             (self.lower, lowerInclusive) = (lower?.0, lower?.1 ?? true)
             (self.upper, upperInclusive) = (upper?.0, upper?.1 ?? true)
+            fixedRange = Self.fixedRange(lower: lower, upper: upper)
         } else {
             (self.lower, lowerInclusive, self.upper, upperInclusive) = (nil, true, nil, true)
+            fixedRange = nil
         }
+    }
+
+    /// The fixed form of a range's encoded bounds, when every present bound has one.
+    private static func fixedRange(lower: ([UInt8], Bool)?, upper: ([UInt8], Bool)?) -> (lower: FixedBound?, upper: FixedBound?)? {
+        func fixed(_ bound: ([UInt8], Bool)?) -> FixedBound?? {
+            guard let (bytes, inclusive) = bound else { return .some(nil) }
+            guard let tag = bytes.first, tag < 0x80, fixedSize(ofTag: tag) == bytes.count, bytes.count <= 9 else { return nil }
+            let body = bytes.withUnsafeBytes { Self.body(of: $0) }
+            return FixedBound(tag: tag, body: body, inclusive: inclusive)
+        }
+        guard lower != nil || upper != nil, let fixedLower = fixed(lower), let fixedUpper = fixed(upper) else { return nil }
+        return (fixedLower, fixedUpper)
+    }
+
+    /// The body of a fixed-size component (after its tag, at most 8 bytes) as a big-endian
+    /// number shifted to the top, so shorter bodies compare as their bytes do.
+    @inline(__always)
+    private static func body(of component: UnsafeRawBufferPointer) -> UInt64 {
+        let count = component.count - 1
+        if count == 8 { return UInt64(bigEndian: component.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) }
+        var value: UInt64 = 0
+        for offset in 0..<count { value = value << 8 | UInt64(component[1 + offset]) }
+        return count == 0 ? 0 : value << UInt64(64 - 8 * count)
+    }
+
+    /// The order of a fixed-size component (tag and body) relative to a bound.
+    @inline(__always)
+    private static func order(_ tag: UInt8, _ body: UInt64, _ bound: FixedBound) -> Int {
+        if tag != bound.tag { return tag < bound.tag ? -1 : 1 }
+        return body == bound.body ? 0 : (body < bound.body ? -1 : 1)
     }
 
     /// Whether the entry with key `key` meets the condition; a key too short for the position
@@ -55,7 +99,22 @@ final class KeyFilter {
             return position >= components.count || QueryPlanner.matches(components[position], condition)
         }
         let component = UnsafeRawBufferPointer(rebasing: key[range])
-        if component[0] >= 0x80 {
+        let tag = component[0]
+        if let (lower, upper) = fixedRange, tag < 0x80, component.count <= 9, Self.fixedSize(ofTag: tag) == component.count {
+            // Same tag means same size: (tag, body) order is byte order.
+            if tag == 0x05 { return false }  // null never meets a range
+            let body = Self.body(of: component)
+            if let lower {
+                let relation = Self.order(tag, body, lower)
+                if relation < 0 || (relation == 0 && !lower.inclusive) { return false }
+            }
+            if let upper {
+                let relation = Self.order(tag, body, upper)
+                if relation > 0 || (relation == 0 && !upper.inclusive) { return false }
+            }
+            return true
+        }
+        if tag >= 0x80 {
             // A descending component: compare decoded values.
             return QueryPlanner.matches(try TupleKey.decode(Array(component))[0], condition)
         }

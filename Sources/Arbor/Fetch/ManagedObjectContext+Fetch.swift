@@ -328,10 +328,9 @@ struct PredicateChecker {
 
     func checkType(_ key: String, _ type: AttributeType, _ value: AttributeValue, _ op: Comparison.Operator) throws {
         if value.isNull { return }
-        let numeric: Set<AttributeType> = [.int16, .int32, .int64, .double, .float, .decimal, .bool]
         let fits: Bool
         switch value {
-        case .int, .double, .float, .decimal, .bool: fits = numeric.contains(type)
+        case .int, .double, .float, .decimal, .bool: fits = type.isNumeric
         case .string: fits = type == .string || type == .url || type == .uuid
         case .date: fits = type == .date
         case .data: fits = type == .data || type == .transformable
@@ -340,7 +339,7 @@ struct PredicateChecker {
         case .null: fits = true
         }
         if !fits { throw ObjectPredicateError.typeMismatch(key: key, expected: type.rawValue, found: "\(value.kindName) \(value)") }
-        if [.beginsWith, .endsWith, .contains, .like, .matches].contains(op), type != .string, type != .url {
+        if op.isStringOperator, type != .string, type != .url {
             throw ObjectPredicateError.typeMismatch(key: key, expected: type.rawValue, found: "the string operator \(op.rawValue)")
         }
     }

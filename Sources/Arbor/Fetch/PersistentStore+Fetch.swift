@@ -176,24 +176,29 @@ extension PersistentStore {
                     let indexTree = try tx.tree(index.tree)
                     // Locals, not the captured variables, in the per-entry loop: each access to
                     // a captured variable costs a dynamic exclusivity check.
-                    let orderedIndex = orderedIndex
+                    // The ordered walk's sort position and count only: binding the whole tuple
+                    // per entry would copy (and retain) its index description.
+                    let ordering = orderedIndex.map { (position: $0.position, count: $0.count) }
+                    let reverse = orderedIndex?.ascending == false
+                    let keys = keys, entityCode = info.code, rootCode = info.rootCode
+                    let descendantCodes = includesSubentities ? info.descendantCodes : []
                     var matched = result.count, skipped = 0
                     defer { examined += skipped }
                     // For an ordered walk: the sort column's encoded bytes in the last match.
                     var lastSortKey: [UInt8]?
                     for range in ranges {
-                        try indexTree.forEachUnsafe(in: range, reverse: orderedIndex?.ascending == false) { key, value in
-                            if let orderedIndex, matched >= orderedIndex.count {
+                        try indexTree.forEachUnsafe(in: range, reverse: reverse) { key, value in
+                            if let ordering, matched >= ordering.count {
                                 // Past the limit: stop at the first entry whose sort value differs.
-                                if TupleKey.componentRange(in: key, at: orderedIndex.position).map({ Array(key[$0]) }) != lastSortKey { return false }
+                                if TupleKey.componentRange(in: key, at: ordering.position).map({ Array(key[$0]) }) != lastSortKey { return false }
                             } else if let limit, matched >= limit {
                                 return false
                             }
-                            guard let code = keys.entryCode(from: value, root: info.rootCode) else {
+                            guard let code = keys.entryCode(from: value, root: rootCode) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             // The entity's own code first: a set lookup only for sub-entities.
-                            guard code == info.code || (includesSubentities && info.descendantCodes.contains(code)) else { return true }
+                            guard code == entityCode || descendantCodes.contains(code) else { return true }
                             // Conditions the key answers: skip the row read when one fails
                             // (another branch of a union may still find the row).
                             for filter in keyFilters where try !filter.matches(key) {
@@ -213,8 +218,8 @@ extension PersistentStore {
                             }
                             if try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")) {
                                 matched += 1
-                                if let orderedIndex {
-                                    lastSortKey = TupleKey.componentRange(in: key, at: orderedIndex.position).map { Array(key[$0]) }
+                                if let ordering {
+                                    lastSortKey = TupleKey.componentRange(in: key, at: ordering.position).map { Array(key[$0]) }
                                 }
                             }
                             return true

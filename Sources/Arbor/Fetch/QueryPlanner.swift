@@ -73,7 +73,10 @@ enum QueryPlanner {
 
     static func plan(_ predicate: ObjectPredicate?, for info: EntityInfo, store: PersistentStore) -> QueryPlan {
         guard let predicate else { return QueryPlan(entity: info, access: .scan, usedConditions: []) }
-        let conditions = columnConditions(predicate, info: info, store: store)
+        // Each conjunct's column condition is worked out once and shared by every step below.
+        let parts = conjuncts(predicate)
+        let stated = statedConditions(parts, info: info, store: store)
+        let conditions = columnConditions(parts, stated)
         var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [ConditionLabel], exact: Set<Int>)?
         for index in info.indexes {
             guard let (score, ranges, used, exact) = ranges(for: index, conditions) else { continue }
@@ -81,21 +84,19 @@ enum QueryPlanner {
         }
         // Equality columns first, then range columns: the best index for a hint.
         var equalities: [String] = [], ranges: [String] = []
-        for conjunct in conjuncts(predicate) {
-            guard case .comparison(let comparison) = conjunct,
-                  let (_, condition) = QueryPlanner.condition(comparison, info: info, store: store) else { continue }
-            for case .keyPath(let path) in [comparison.left, comparison.right] where path.count == 1 {
-                switch condition {
-                case .equal, .oneOf, .foldedEqual: if !equalities.contains(path[0]) { equalities.append(path[0]) }
-                default: if !ranges.contains(path[0]) { ranges.append(path[0]) }
-                }
+        for (conjunct, condition) in zip(parts, stated) {
+            guard case .comparison(let comparison) = conjunct, let (_, condition) = condition,
+                  let name = keyName(comparison) else { continue }
+            switch condition {
+            case .equal, .oneOf, .foldedEqual: if !equalities.contains(name) { equalities.append(name) }
+            default: if !ranges.contains(name) { ranges.append(name) }
             }
         }
         let keys = equalities + ranges.filter { !equalities.contains($0) }.prefix(1)
         guard let best else {
             // No index for the whole: an OR among the conjuncts whose every branch has one is a
             // union of index searches (rows found twice are read once).
-            for case .or(let branches) in conjuncts(predicate) {
+            for case .or(let branches) in parts {
                 let plans = branches.map { QueryPlanner.plan($0, for: info, store: store) }
                 if plans.allSatisfy({ if case .index = $0.access { return true } else { return false } }) {
                     return QueryPlan(entity: info, access: .union(plans), usedConditions: [], conditionKeys: keys)
@@ -106,45 +107,72 @@ enum QueryPlanner {
         var plan = QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used, conditionKeys: keys)
         plan.keyFilters = keyFilters(for: best.index, conditions, skipping: best.exact)
         if !best.index.isNormalized {
-            let rest = conjuncts(predicate).filter { !isAnsweredExactly($0, by: best.index, info: info, store: store) }
-            plan.residual = .part(rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest)))
+            plan.residual = .part(residual(parts, stated, answeredBy: best.index, info: info))
         }
         return plan
+    }
+
+    /// The column condition each of `parts` states (nil where it states none), in order.
+    static func statedConditions(_ parts: [ObjectPredicate], info: EntityInfo, store: PersistentStore) -> [(Int, Condition)?] {
+        parts.map { conjunct in
+            guard case .comparison(let comparison) = conjunct else { return nil }
+            return condition(comparison, info: info, store: store)
+        }
     }
 
     /// The column conditions the top-level conjuncts of `predicate` state, by column slot, each
     /// labelled with its conjunct.
     static func columnConditions(_ predicate: ObjectPredicate, info: EntityInfo, store: PersistentStore)
         -> [Int: [(Condition, ConditionLabel)]] {
+        let parts = conjuncts(predicate)
+        return columnConditions(parts, statedConditions(parts, info: info, store: store))
+    }
+
+    /// `columnConditions` from conjuncts and the conditions they state.
+    static func columnConditions(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?]) -> [Int: [(Condition, ConditionLabel)]] {
         var conditions: [Int: [(Condition, ConditionLabel)]] = [:]
-        for conjunct in conjuncts(predicate) {
-            guard case .comparison(let comparison) = conjunct,
-                  let (slot, condition) = condition(comparison, info: info, store: store) else { continue }
+        for (conjunct, condition) in zip(parts, stated) {
+            guard let (slot, condition) = condition else { continue }
             conditions[slot, default: []].append((condition, .predicate(conjunct)))
         }
         return conditions
     }
 
-    /// Whether every entry that passes the range and key filters of `index` meets `conjunct`,
-    /// so rows need not evaluate it: a comparison of a numeric, date, bool or string column of
-    /// the index with constants of the column's own kind, where tuple order and predicate order
-    /// agree exactly. (Without options, strings compare by Unicode scalars: the order of their
+    /// What rows must still evaluate when `index` serves the search: the conjuncts it does not
+    /// answer exactly (nil: none).
+    ///
+    /// A conjunct is answered exactly when every entry that passes the range and key filters
+    /// of `index` meets it, so rows need not evaluate it: a comparison of a numeric, date, bool
+    /// or string column of the index with constants of the column's own kind, where tuple
+    /// order and predicate order agree exactly. (Without options, strings compare by Unicode scalars: the order of their
     /// UTF-8 bytes, which the tuple encoding keeps; a scalar prefix is a byte prefix.)
-    static func isAnsweredExactly(_ conjunct: ObjectPredicate, by index: EntityInfo.Index, info: EntityInfo, store: PersistentStore) -> Bool {
-        guard let (slot, _) = exactCondition(conjunct, info: info, store: store) else { return false }
-        return index.slots.contains(slot)
+    static func residual(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?], answeredBy index: EntityInfo.Index,
+                         info: EntityInfo) -> ObjectPredicate? {
+        var rest: [ObjectPredicate] = []
+        for (conjunct, condition) in zip(parts, stated) {
+            if let (slot, condition) = condition, case .comparison(let comparison) = conjunct,
+               isExact(comparison, condition, info: info), index.slots.contains(slot) { continue }
+            rest.append(conjunct)
+        }
+        return rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest))
     }
 
     /// The column condition `conjunct` states when tuple order decides it exactly as the
     /// predicate does (see `isAnsweredExactly`): then checking the condition on a column's
     /// value, in a key or in a row, is evaluating the conjunct.
     static func exactCondition(_ conjunct: ObjectPredicate, info: EntityInfo, store: PersistentStore) -> (Int, Condition)? {
-        guard case .comparison(let comparison) = conjunct, comparison.options.isEmpty,
+        guard case .comparison(let comparison) = conjunct,
               let (slot, condition) = condition(comparison, info: info, store: store),
-              let attribute = info.attribute(named: keyName(comparison) ?? "") else { return nil }
+              isExact(comparison, condition, info: info) else { return nil }
+        return (slot, condition)
+    }
+
+    /// Whether `condition`, stated by `comparison`, decides it exactly (see `exactCondition`).
+    static func isExact(_ comparison: Comparison, _ condition: Condition, info: EntityInfo) -> Bool {
+        guard comparison.options.isEmpty, let attribute = info.attribute(named: keyName(comparison) ?? "") else { return false }
         switch condition {
         case .equal, .oneOf, .range, .prefix: break
-        default: return nil
+        default: return false
         }
         func exact(_ expression: PredicateExpression) -> Bool {
             switch (expression, attribute.description.type) {
@@ -156,12 +184,12 @@ enum QueryPlanner {
             default: return false
             }
         }
-        guard isKeyPath(comparison.left) ? exact(comparison.right) : exact(comparison.left) else { return nil }
-        return (slot, condition)
+        return isKeyPath(comparison.left) ? exact(comparison.right) : exact(comparison.left)
     }
 
     static func keyName(_ comparison: Comparison) -> String? {
-        for case .keyPath(let path) in [comparison.left, comparison.right] where path.count == 1 { return path[0] }
+        if case .keyPath(let path) = comparison.left, path.count == 1 { return path[0] }
+        if case .keyPath(let path) = comparison.right, path.count == 1 { return path[0] }
         return nil
     }
 
@@ -213,8 +241,10 @@ enum QueryPlanner {
     }
 
     static func conjuncts(_ predicate: ObjectPredicate) -> [ObjectPredicate] {
-        if case .and(let parts) = predicate { return parts.flatMap(conjuncts) }
-        return [predicate]
+        guard case .and(let parts) = predicate else { return [predicate] }
+        // The usual AND of comparisons needs no flattening (and no new array).
+        if !parts.contains(where: { if case .and = $0 { return true } else { return false } }) { return parts }
+        return parts.flatMap(conjuncts)
     }
 
     /// The column condition a comparison states, when it compares a stored column of the

@@ -41,7 +41,9 @@ struct MemberProbePlan {
               let inverse = destination.relationship(named: relationship.description.inverse),
               let index = destination.indexes.first(where: { $0.slots.count >= 2 && $0.slots[0] == inverse.slot && !$0.isForeignKey })
         else { return nil }
-        let conditions = QueryPlanner.columnConditions(predicate, info: destination, store: store)
+        let parts = QueryPlanner.conjuncts(predicate)
+        let stated = QueryPlanner.statedConditions(parts, info: destination, store: store)
+        let conditions = QueryPlanner.columnConditions(parts, stated)
         // A condition on the foreign key itself would share the owner's column: not planned.
         guard conditions[inverse.slot] == nil else { return nil }
         // The columns after the owner's as an index of their own: the owner's component has a
@@ -54,10 +56,7 @@ struct MemberProbePlan {
         self.destination = destination
         self.tailRanges = ranges
         keyFilters = QueryPlanner.keyFilters(for: index, conditions, skipping: Set(tailExact.map { $0 + 1 }))
-        let rest = QueryPlanner.conjuncts(predicate).filter {
-            !QueryPlanner.isAnsweredExactly($0, by: index, info: destination, store: store)
-        }
-        residual = rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest))
+        residual = QueryPlanner.residual(parts, stated, answeredBy: index, info: destination)
     }
 
     /// `tail` within the entries of the owner whose component encodes as `owner`.

@@ -5,6 +5,14 @@ public enum AttributeType: String, Codable, Sendable, CaseIterable {
     case int16, int32, int64, double, float, bool, string, date, data, uuid, url, decimal
     /// A `Codable` value stored as its JSON encoding (Core Data's "transformable").
     case transformable
+
+    /// Whether values of this type compare as numbers (integers, floating point, decimal, bool).
+    var isNumeric: Bool {
+        switch self {
+        case .int16, .int32, .int64, .double, .float, .decimal, .bool: return true
+        case .string, .date, .data, .uuid, .url, .transformable: return false
+        }
+    }
 }
 
 /// One attribute value as the store holds it. Integers of every width are `int`; a to-one

@@ -23,6 +23,14 @@ public struct Comparison: Hashable, Sendable {
         case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
         case between = "BETWEEN", `in` = "IN"
         case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
+
+        /// Whether the operator compares strings only (BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES).
+        var isStringOperator: Bool {
+            switch self {
+            case .beginsWith, .endsWith, .contains, .like, .matches: return true
+            case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .in: return false
+            }
+        }
     }
 
     /// How a to-many left-hand side is quantified.

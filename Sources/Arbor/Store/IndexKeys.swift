@@ -19,7 +19,13 @@ struct IndexKeys: Sendable {
     /// The tuple component of integer `value` in this format.
     func integer(_ value: Int64) -> TupleValue { compactIntegers ? .integer(value) : .int64(value) }
 
-    func rowKey(_ key: Int64) -> [UInt8] { TupleKey.encode([integer(key)]) }
+    func rowKey(_ key: Int64) -> [UInt8] {
+        // One component: appended straight into the key (no array of values to encode).
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(9)
+        TupleKey.append(integer(key), descending: false, to: &bytes)
+        return bytes
+    }
 
     func tupleValue(_ column: ColumnValue) -> TupleValue {
         switch column {
