@@ -88,8 +88,18 @@ extension Array where Element == UInt8 {
 @inline(__always) func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let common = Swift.min(a.count, b.count)
     if common > 0, let pa = a.baseAddress, let pb = b.baseAddress {
-        let result = memcmp(pa, pb, common)
-        if result != 0 { return Int(result) }
+        if common <= 16 {
+            // Short keys (row keys, most index keys): a byte loop beats a call to memcmp.
+            var index = 0
+            while index < common {
+                let x = pa.load(fromByteOffset: index, as: UInt8.self), y = pb.load(fromByteOffset: index, as: UInt8.self)
+                if x != y { return x < y ? -1 : 1 }
+                index += 1
+            }
+        } else {
+            let result = memcmp(pa, pb, common)
+            if result != 0 { return Int(result) }
+        }
     }
     return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
 }

@@ -144,6 +144,20 @@ public class Transaction {
         return try resolve(leaf.leafValue(index))
     }
 
+    /// `body` over the value for `key` where it lies (in its page when inline), or nil.
+    func withValue<R>(_ box: TreeBox, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard let (leaf, index) = try findLeaf(box, key) else { return nil }
+        switch leaf {
+        case .page(let page):
+            return try page.withLeafEntry(index) { _, inline in
+                if let inline { return try body(inline) }
+                return try resolve(page.leafValue(index)).withUnsafeBytes(body)
+            }
+        case .node:
+            return try resolve(leaf.leafValue(index)).withUnsafeBytes(body)
+        }
+    }
+
     /// The leaf and index holding exactly `key`, or nil.
     func findLeaf(_ box: TreeBox, _ key: [UInt8]) throws -> (NodeRef, Int)? {
         let info = box.info

@@ -18,6 +18,14 @@ public struct Tree {
         return try transaction.get(box, key)
     }
 
+    /// Calls `body` with the value for `key` in place (no copy unless it overflows its page)
+    /// and returns its result, or nil when `key` is absent. The bytes are valid only during
+    /// `body`. O(log n) page visits.
+    public func withValue<R>(_ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try transaction.ensureOpen()
+        return try transaction.withValue(box, key, body)
+    }
+
     /// Whether `key` is present. O(log n), without reading overflow values.
     public func contains(_ key: [UInt8]) throws -> Bool {
         try transaction.ensureOpen()

@@ -18,7 +18,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case privateQueue
     }
 
-    final class WeakObject {
+    /// An identity-map entry: a struct, so registering an object allocates nothing.
+    struct WeakObject {
         weak var object: ManagedObject?
         init(_ object: ManagedObject) { self.object = object }
     }
@@ -197,7 +198,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Drops identity-map entries of objects the app released.
     func purgeReleased() {
-        registered = registered.filter { $0.value.object != nil }
+        // Rebuilt at its present capacity: the map refills to about the same size before the
+        // next purge, and growing it again from empty would rehash it at every doubling.
+        var live = [ObjectID: WeakObject](minimumCapacity: registered.capacity)
+        for (id, entry) in registered where entry.object != nil { live[id] = entry }
+        registered = live
         purgeThreshold = max(2_048, registered.count * 2)
     }
 

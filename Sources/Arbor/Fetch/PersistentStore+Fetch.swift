@@ -154,7 +154,7 @@ extension PersistentStore {
                         guard let pk = IndexKeys.trailingKey(key) else {
                             throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key")
                         }
-                        try consider(pk, try RowCodec.decode(Array(value), context: "\(info.rowTree)/\(pk)"))
+                        try consider(pk, try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)"))
                         return true
                     }
                 case .index(let index, let ranges):
@@ -213,10 +213,11 @@ extension PersistentStore {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             if seen != nil, seen?.insert(pk).inserted == false { return true }
-                            guard let bytes = try rows.get(keys.rowKey(pk)) else {
+                            // Decoded where it lies in its page: no copy of the row's bytes.
+                            guard let row = try rows.withValue(keys.rowKey(pk), { try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)") }) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }
-                            if try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")) {
+                            if try consider(pk, row) {
                                 matched += 1
                                 if let ordering {
                                     lastSortKey = TupleKey.componentRange(in: key, at: ordering.position).map { Array(key[$0]) }

@@ -33,7 +33,7 @@ struct RowFilter {
     /// another entity, an older format, a malformed row): the caller then decodes the row and
     /// evaluates the predicate, which reports any damage.
     /// - Complexity: O(bytes before the last column named).
-    func matches(_ bytes: [UInt8]) throws -> Bool? {
+    func matches(_ bytes: UnsafeRawBufferPointer) throws -> Bool? {
         try RowCodec.testColumns(slots, of: bytes, entity: entityCode) { index, value in
             QueryPlanner.matches(keys.tupleValue(value), conditions[index])
         }

@@ -90,9 +90,10 @@ extension RowSubject: MemberProbing {
             }
             let id = try store.objectID(code: code, key: member, location: foreignKeys)
             // A missing row is skipped, as reading the members one by one does.
-            guard let bytes = try rows.get(store.keys.rowKey(member)) else { return true }
+            // The filter reads the row where it lies in its page (no copy).
+            guard let verdict = try rows.withValue(store.keys.rowKey(member), { try filter.matches($0) }) else { return true }
             store.rowCache.noteRowsRead(1)
-            if let passes = try filter.matches(bytes) {
+            if let passes = verdict {
                 found = passes
             } else {
                 guard let row = try store.readRow(tx, id) else { return true }
@@ -130,10 +131,11 @@ extension RowSubject: MemberProbing {
                 guard let pk = IndexKeys.trailingKey(key) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
-                guard let bytes = try rows.get(store.keys.rowKey(pk)) else {
+                guard let row = try rows.withValue(store.keys.rowKey(pk), {
+                    try RowCodec.decode($0, context: "\(plan.destination.rowTree)/\(pk)")
+                }) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "entry for missing row \(pk)")
                 }
-                let row = try RowCodec.decode(bytes, context: "\(plan.destination.rowTree)/\(pk)")
                 store.rowCache.noteRowsRead(1)
                 let member = RowSubject(subjectID: ObjectID(info: info, store: store.identifier, key: pk), entity: info, row: row,
                                         store: store, tx: tx)

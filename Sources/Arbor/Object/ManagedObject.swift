@@ -35,7 +35,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the object is in its context's `changed` map (kept by the context's
     /// `markChanged`/`unmarkChanged`/`clearChanged`, so a property write skips the map).
     var isMarkedChanged = false
-    var toMany: [ToManyState?]
+    var toMany = ToManySlots()
     var insertedFlag = false
     var deletedFlag = false
     /// Related objects loaded by prefetching, kept alive with this object (as Core Data's fired
@@ -49,7 +49,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         objectID = construction.id
         managedObjectContext = construction.context
         info = construction.id.info
-        toMany = Array(repeating: nil, count: construction.id.info.toManyCount)
     }
 
     /// Creates an object of the entity whose class is `Self` and inserts it into `context`.
@@ -76,7 +75,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public var isDeleted: Bool { deletedFlag }
     /// Changed since the last save (and not inserted or deleted).
     public var isUpdated: Bool {
-        !insertedFlag && !deletedFlag && (!changes.isEmpty || toMany.contains { $0?.isChanged == true })
+        !insertedFlag && !deletedFlag && (!changes.isEmpty || toMany.hasChanges)
     }
     public var hasChanges: Bool { insertedFlag || deletedFlag || isUpdated }
 

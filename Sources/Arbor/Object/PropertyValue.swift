@@ -27,6 +27,29 @@ enum PropertyValue: Hashable {
     }
 }
 
+/// The to-many relationship states of an object, by relationship slot. Storage is allocated
+/// on the first state written: most fetched objects never touch their to-many relationships.
+struct ToManySlots {
+    private var states: [ToManyState?] = []
+
+    /// The slots that may hold a state (the others read as nil).
+    var indices: Range<Int> { states.indices }
+
+    /// Whether any relationship has unsaved changes.
+    var hasChanges: Bool { states.contains { $0?.isChanged == true } }
+
+    subscript(slot: Int) -> ToManyState? {
+        get { slot < states.count ? states[slot] : nil }
+        set {
+            if slot >= states.count {
+                guard newValue != nil else { return }
+                states.append(contentsOf: repeatElement(nil, count: slot + 1 - states.count))
+            }
+            states[slot] = newValue
+        }
+    }
+}
+
 /// The in-memory state of one to-many relationship of one object.
 ///
 /// Changes made before the relationship was read are kept as a delta (`added`, `removed`), so

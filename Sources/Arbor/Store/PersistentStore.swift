@@ -139,8 +139,7 @@ public final class PersistentStore: Sendable {
     }
 
     func readRow(_ tx: Transaction, _ id: ObjectID) throws -> StoredRow? {
-        guard let bytes = try tx.tree(id.info.rowTree).get(keys.rowKey(id.primaryKey)) else { return nil }
-        return try decodeRow(bytes, of: id)
+        try tx.tree(id.info.rowTree).withValue(keys.rowKey(id.primaryKey)) { try decodeRow($0, of: id) }
     }
 
     /// The rows of `ids` (nil where a row is missing), in the order of `ids`, read as
@@ -185,6 +184,11 @@ public final class PersistentStore: Sendable {
 
     /// Decodes the stored bytes of the row of `id`, checking its entity and column count.
     private func decodeRow(_ bytes: [UInt8], of id: ObjectID) throws -> StoredRow {
+        try bytes.withUnsafeBytes { try decodeRow($0, of: id) }
+    }
+
+    /// `decodeRow` reading the bytes in place.
+    private func decodeRow(_ bytes: UnsafeRawBufferPointer, of id: ObjectID) throws -> StoredRow {
         // Built only for an error message: a string per row read would cost an allocation.
         func location() -> String { "\(id.info.rowTree)/\(id.primaryKey)" }
         let row = try RowCodec.decode(bytes, context: location())

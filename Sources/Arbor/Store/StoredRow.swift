@@ -78,6 +78,11 @@ enum RowCodec {
     /// Decodes a row; every length and count is checked against the bytes present.
     /// - Throws: `StoreError.corruptRow` describing the first inconsistency.
     static func decode(_ bytes: [UInt8], context: @autoclosure () -> String) throws -> StoredRow {
+        try bytes.withUnsafeBytes { try decode($0, context: context()) }
+    }
+
+    /// `decode` reading the bytes in place (a value in its page: no copy of the row's bytes).
+    static func decode(_ bytes: UnsafeRawBufferPointer, context: @autoclosure () -> String) throws -> StoredRow {
         var reader = ByteReader(bytes: bytes)
         do {
             let format = try reader.byte()
@@ -154,6 +159,12 @@ enum RowCodec {
     /// fewer columns (the caller decodes it whole, which reports what is wrong).
     /// - Complexity: O(bytes before the last column tested); allocates nothing.
     static func testColumns(_ slots: [Int], of bytes: [UInt8], entity: UInt16,
+                            _ test: (Int, ColumnValue) -> Bool) throws -> Bool? {
+        try bytes.withUnsafeBytes { try testColumns(slots, of: $0, entity: entity, test) }
+    }
+
+    /// `testColumns` reading the bytes in place.
+    static func testColumns(_ slots: [Int], of bytes: UnsafeRawBufferPointer, entity: UInt16,
                             _ test: (Int, ColumnValue) -> Bool) throws -> Bool? {
         var reader = ByteReader(bytes: bytes)
         do {
@@ -257,10 +268,12 @@ struct ByteReader {
         var text: String { if case .detail(let text) = self { return text } else { return "" } }
     }
 
-    let bytes: [UInt8]
+    /// The bytes read: valid only while the caller's `withUnsafeBytes` (or page access) lasts,
+    /// so a reader never outlives the call that made it.
+    let bytes: UnsafeRawBufferPointer
     private(set) var offset = 0
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     var isAtEnd: Bool { offset == bytes.count }
     var remaining: Int { bytes.count - offset }
@@ -271,17 +284,19 @@ struct ByteReader {
         return bytes[offset]
     }
 
-    mutating func bytes(_ count: Int) throws -> ArraySlice<UInt8> {
+    mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer {
         guard count >= 0, count <= remaining else { throw Failure.detail("length \(count) runs past the end") }
         defer { offset += count }
-        return bytes[offset..<(offset + count)]
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
     }
 
+    /// A little-endian integer, read in place (no slice, no per-byte loop).
     mutating func fixed<T: FixedWidthInteger>(_: T.Type) throws -> T {
-        let slice = try bytes(MemoryLayout<T>.size)
-        var value: T = 0
-        for (shift, byte) in slice.enumerated() { value |= T(byte) << (shift * 8) }
-        return value
+        let size = MemoryLayout<T>.size
+        guard size <= remaining else { throw Failure.detail("length \(size) runs past the end") }
+        let value = bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
+        offset += size
+        return T(littleEndian: value)
     }
 
     mutating func varint() throws -> UInt64 {
@@ -300,7 +315,7 @@ struct ByteReader {
         throw Failure.detail("varint longer than 10 bytes")
     }
 
-    mutating func lengthPrefixed() throws -> ArraySlice<UInt8> {
+    mutating func lengthPrefixed() throws -> UnsafeRawBufferPointer {
         let length = try varint()
         guard length <= UInt64(remaining) else { throw Failure.detail("length \(length) runs past the end") }
         return try bytes(Int(length))
@@ -317,13 +332,11 @@ struct ByteReader {
 
     /// Whether `text`'s UTF-8 is exactly `bytes`: a length check and a `memcmp` when the
     /// string's bytes are contiguous (always, for a freshly decoded native string).
-    static func sameBytes(_ text: String, _ bytes: ArraySlice<UInt8>) -> Bool {
+    static func sameBytes(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
         guard text.utf8.count == bytes.count else { return false }
-        let compared = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            bytes.withUnsafeBufferPointer { raw -> Bool in
-                guard let a = utf8.baseAddress, let b = raw.baseAddress else { return true }  // both empty
-                return memcmp(a, b, raw.count) == 0
-            }
+        let compared = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard let a = utf8.baseAddress, let b = bytes.baseAddress else { return true }  // both empty
+            return memcmp(a, b, bytes.count) == 0
         }
         return compared ?? text.utf8.elementsEqual(bytes)
     }
