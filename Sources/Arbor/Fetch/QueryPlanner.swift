@@ -120,15 +120,8 @@ enum QueryPlanner {
         }
     }
 
-    /// The column conditions the top-level conjuncts of `predicate` state, by column slot, each
+    /// The column conditions that conjuncts `parts` state (`stated`), by column slot, each
     /// labelled with its conjunct.
-    static func columnConditions(_ predicate: ObjectPredicate, info: EntityInfo, store: PersistentStore)
-        -> [Int: [(Condition, ConditionLabel)]] {
-        let parts = conjuncts(predicate)
-        return columnConditions(parts, statedConditions(parts, info: info, store: store))
-    }
-
-    /// `columnConditions` from conjuncts and the conditions they state.
     static func columnConditions(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?]) -> [Int: [(Condition, ConditionLabel)]] {
         var conditions: [Int: [(Condition, ConditionLabel)]] = [:]
         for (conjunct, condition) in zip(parts, stated) {
@@ -144,8 +137,9 @@ enum QueryPlanner {
     /// A conjunct is answered exactly when every entry that passes the range and key filters
     /// of `index` meets it, so rows need not evaluate it: a comparison of a numeric, date, bool
     /// or string column of the index with constants of the column's own kind, where tuple
-    /// order and predicate order agree exactly. (Without options, strings compare by Unicode scalars: the order of their
-    /// UTF-8 bytes, which the tuple encoding keeps; a scalar prefix is a byte prefix.)
+    /// order and predicate order agree exactly. (Without options, strings compare by Unicode
+    /// scalars: the order of their UTF-8 bytes, which the tuple encoding keeps; a scalar prefix
+    /// is a byte prefix.)
     static func residual(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?], answeredBy index: EntityInfo.Index,
                          info: EntityInfo) -> ObjectPredicate? {
         var rest: [ObjectPredicate] = []
@@ -158,7 +152,7 @@ enum QueryPlanner {
     }
 
     /// The column condition `conjunct` states when tuple order decides it exactly as the
-    /// predicate does (see `isAnsweredExactly`): then checking the condition on a column's
+    /// predicate does (see `residual`): then checking the condition on a column's
     /// value, in a key or in a row, is evaluating the conjunct.
     static func exactCondition(_ conjunct: ObjectPredicate, info: EntityInfo, store: PersistentStore) -> (Int, Condition)? {
         guard case .comparison(let comparison) = conjunct,

@@ -158,12 +158,6 @@ enum RowCodec {
     /// and the column. nil when the row is of another entity, not in the current format or has
     /// fewer columns (the caller decodes it whole, which reports what is wrong).
     /// - Complexity: O(bytes before the last column tested); allocates nothing.
-    static func testColumns(_ slots: [Int], of bytes: [UInt8], entity: UInt16,
-                            _ test: (Int, ColumnValue) -> Bool) throws -> Bool? {
-        try bytes.withUnsafeBytes { try testColumns(slots, of: $0, entity: entity, test) }
-    }
-
-    /// `testColumns` reading the bytes in place.
     static func testColumns(_ slots: [Int], of bytes: UnsafeRawBufferPointer, entity: UInt16,
                             _ test: (Int, ColumnValue) -> Bool) throws -> Bool? {
         var reader = ByteReader(bytes: bytes)
