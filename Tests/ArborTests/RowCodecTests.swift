@@ -1,8 +1,9 @@
 @testable import Arbor
+import ArborEngineTestSupport
 import Foundation
 import Testing
 
-@Suite("Row encoding: compact header, whole-second dates, format 1 still read")
+@Suite("Row encoding: compact header, whole-second dates, inline small integers and references, formats 1 and 2 still read")
 struct RowCodecTests {
     static let columns: [ColumnValue] = [
         .null, .value(.int(-3)), .value(.double(-0.5)), .value(.float(1.5)), .value(.bool(true)), .value(.string("Görlitzer")),
@@ -23,8 +24,68 @@ struct RowCodecTests {
     @Test("a whole-second date takes a varint; a fractional one its 8 bytes")
     func dateSizes() {
         func size(_ date: Date) -> Int { RowCodec.encode(StoredRow(entityCode: 1, version: 1, columns: [.value(.date(date))])).count }
-        #expect(size(Date(timeIntervalSince1970: 90_600)) == 4 + 1 + 3)   // header, tag, 3-byte varint
-        #expect(size(Date(timeIntervalSince1970: 90_600.5)) == 4 + 1 + 8)
+        #expect(size(Date(timeIntervalSince1970: 90_600)) == 3 + 1 + 3)   // header, tag, 3-byte varint
+        #expect(size(Date(timeIntervalSince1970: 90_600.5)) == 3 + 1 + 8)
+    }
+
+    @Test("integers 0..<64 are their tag; other non-negative ones an unsigned varint; references to codes below 64 carry the code in the tag")
+    func compactColumns() {
+        func size(_ column: ColumnValue) -> Int { RowCodec.encode(StoredRow(entityCode: 1, version: 1, columns: [column])).count - 3 }
+        #expect(size(.value(.int(0))) == 1)
+        #expect(size(.value(.int(63))) == 1)
+        #expect(size(.value(.int(64))) == 2)
+        #expect(size(.value(.int(127))) == 2)
+        #expect(size(.value(.int(128))) == 3)
+        #expect(size(.value(.int(-1))) == 2)
+        #expect(size(.reference(code: 2, key: 12_800)) == 3)
+        #expect(size(.reference(code: 63, key: 127)) == 2)
+        #expect(size(.reference(code: 64, key: 127)) == 1 + 1 + 2)  // tag 12, code, zigzag key
+    }
+
+    @Test("random rows round-trip, and testColumns reads each column as decode does")
+    func randomRoundTrip() throws {
+        var rng = SplitMix64(seed: 0xA4B0)
+        let edges: [Int64] = [0, 1, 63, 64, 127, 128, -1, -64, .max, .min, 12_800, 3_000_000]
+        for _ in 0..<2_000 {
+            let count = Int(rng.next() % 12)
+            var columns: [ColumnValue] = []
+            for _ in 0..<count {
+                let pick = rng.next()
+                let integer = pick % 3 == 0 ? edges[Int(rng.next() % UInt64(edges.count))] : Int64(bitPattern: rng.next()) >> (rng.next() % 64)
+                switch pick % 5 {
+                case 0, 1: columns.append(.value(.int(integer)))
+                case 2: columns.append(.reference(code: UInt16(truncatingIfNeeded: rng.next() % 70), key: integer))
+                case 3: columns.append(.value(.date(Date(timeIntervalSince1970: Double(integer % 1_000_000_000)))))
+                default: columns.append(Self.columns[Int(rng.next() % UInt64(Self.columns.count))])
+                }
+            }
+            let row = StoredRow(entityCode: UInt16(truncatingIfNeeded: rng.next() % 300 + 1), version: rng.next() % 1_000, columns: columns)
+            let bytes = RowCodec.encode(row)
+            #expect(try RowCodec.decode(bytes, context: "test") == row)
+            guard !columns.isEmpty else { continue }
+            let slots = Array(0..<count)
+            var seen: [ColumnValue] = []
+            let passed = try bytes.withUnsafeBytes { raw in
+                try RowCodec.testColumns(slots, of: raw, entity: row.entityCode) { _, value in seen.append(value); return true }
+            }
+            #expect(passed == true)
+            #expect(seen == columns)
+            // A slot past the last column is not answered in place (the caller decodes and reports).
+            let beyond = try bytes.withUnsafeBytes { try RowCodec.testColumns([count], of: $0, entity: row.entityCode) { _, _ in true } }
+            #expect(beyond == nil)
+        }
+    }
+
+    @Test("format 2 rows (with a column count) decode")
+    func formatTwo() throws {
+        let bytes: [UInt8] = [0x02, 7, 2, 3, 1, 6, 12, 1, 0x80, 0xC8, 0x01, 0x0D, 0x04]  // int 3, ref (1, 12_800), date 2 s
+        let row = try RowCodec.decode(bytes, context: "test")
+        #expect(row == StoredRow(entityCode: 2, version: 7, columns: [.value(.int(3)), .reference(code: 1, key: 12_800),
+                                                                        .value(.date(Date(timeIntervalSince1970: 2)))]))
+        #expect(bytes.withUnsafeBytes { RowCodec.entityCode(ofRow: $0) } == 2)
+        let tested = try bytes.withUnsafeBytes { try RowCodec.testColumns([2], of: $0, entity: 2) { _, value in value == row.columns[2] } }
+        #expect(tested == true)
+        #expect(throws: StoreError.self) { try RowCodec.decode([0x02, 7, 2, 2, 0x41], context: "test") }  // one column of two
     }
 
     @Test("format 1 rows (fixed-width header) decode")
@@ -60,7 +121,8 @@ struct RowCodecTests {
 
     @Test("malformed headers are errors, not crashes")
     func malformed() {
-        for bytes: [UInt8] in [[], [0x03], [0x02], [0x02, 0x80], [0x02, 1, 0xFF, 0xFF, 0xFF, 0x7F], [0x01, 1, 2]] {
+        for bytes: [UInt8] in [[], [0x03], [0x02], [0x02, 0x80], [0x02, 1, 0xFF, 0xFF, 0xFF, 0x7F], [0x01, 1, 2], [0x04, 1, 1],
+                               [0x03, 1, 1, 0xC0], [0x03, 1, 1, 0x81], [0x03, 1, 1, 0x0E, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]] {
             #expect(throws: StoreError.self) { try RowCodec.decode(bytes, context: "test") }
         }
         #expect([UInt8]([0x02, 1, 0xFF, 0xFF, 0x7F]).withUnsafeBytes { RowCodec.entityCode(ofRow: $0) } == nil)

@@ -155,6 +155,8 @@ struct IndexKeys: Sendable {
         }
     }
 
-    /// Spacing between order keys of appended members, leaving room for inserts between them.
-    static let orderStep: Int64 = 1 << 16
+    /// Spacing between order keys of appended members. A rearranged list renumbers the members
+    /// after a moved one anyway (see `assignOrder`), so gaps would buy nothing; small keys keep
+    /// foreign-key entries and rows short.
+    static let orderStep: Int64 = 1
 }

@@ -21,21 +21,30 @@ struct StoredRow: Hashable, Sendable {
 
 /// The binary encoding of rows (Spec/object-store.md, "Rows").
 enum RowCodec {
-    /// Format 2: varint header. Format 1 (fixed-width version and entity code) is still read.
-    static let formatByte: UInt8 = 0x02
+    /// Format 3: varint header without a column count (the columns run to the end of the value).
+    /// Format 2 (with a column count) and format 1 (fixed-width version and entity code) are still read.
+    static let formatByte: UInt8 = 0x03
+    static let countedFormat: UInt8 = 0x02
     static let fixedHeaderFormat: UInt8 = 0x01
 
     enum Tag: UInt8 {
         case null = 0, int = 1, double = 2, float = 3, boolFalse = 4, boolTrue = 5, string = 6, date = 7,
-             data = 8, uuid = 9, url = 10, decimal = 11, reference = 12, wholeSecondsDate = 13
+             data = 8, uuid = 9, url = 10, decimal = 11, reference = 12, wholeSecondsDate = 13, nonNegativeInt = 14
     }
+
+    /// Tags 0x40 ..< 0x80 are the integers 0 ..< 64 themselves (no payload): flags, enumerations,
+    /// small counts and order keys take one byte.
+    static let smallIntBase: UInt8 = 0x40
+    /// Tags 0x80 ..< 0xC0 are references to entity code `tag − 0x80`, followed by the primary
+    /// key as an unsigned varint (most models have fewer than 64 entities).
+    static let codedReferenceBase: UInt8 = 0x80
+    static let inlineLimit: UInt8 = 0x40
 
     static func encode(_ row: StoredRow) -> [UInt8] {
         var out: [UInt8] = [formatByte]
         out.reserveCapacity(8 + row.columns.count * 5)
         appendVarint(row.version, &out)
         appendVarint(UInt64(row.entityCode), &out)
-        appendVarint(UInt64(row.columns.count), &out)
         for column in row.columns { append(column, &out) }
         return out
     }
@@ -43,13 +52,27 @@ enum RowCodec {
     static func append(_ column: ColumnValue, _ out: inout [UInt8]) {
         switch column {
         case .reference(let code, let key):
-            out.append(Tag.reference.rawValue)
-            appendVarint(UInt64(code), &out)
-            appendVarint(zigzag(key), &out)
+            if code < UInt16(inlineLimit), key >= 0 {
+                out.append(codedReferenceBase + UInt8(code))
+                appendVarint(UInt64(key), &out)
+            } else {
+                out.append(Tag.reference.rawValue)
+                appendVarint(UInt64(code), &out)
+                appendVarint(zigzag(key), &out)
+            }
         case .value(let value):
             switch value {
             case .null: out.append(Tag.null.rawValue)
-            case .int(let v): out.append(Tag.int.rawValue); appendVarint(zigzag(v), &out)
+            case .int(let v):
+                if v >= 0 && v < Int64(inlineLimit) {
+                    out.append(smallIntBase + UInt8(v))
+                } else if v >= 0 {
+                    out.append(Tag.nonNegativeInt.rawValue)
+                    appendVarint(UInt64(v), &out)
+                } else {
+                    out.append(Tag.int.rawValue)
+                    appendVarint(zigzag(v), &out)
+                }
             case .double(let v): out.append(Tag.double.rawValue); appendFixed(v.bitPattern, &out)
             case .float(let v): out.append(Tag.float.rawValue); appendFixed(v.bitPattern, &out)
             case .bool(let v): out.append(v ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
@@ -88,7 +111,7 @@ enum RowCodec {
             let format = try reader.byte()
             let version: UInt64, code: UInt16
             switch format {
-            case formatByte:
+            case formatByte, countedFormat:
                 version = try reader.varint()
                 let wide = try reader.varint()
                 guard wide <= UInt64(UInt16.max) else { throw ByteReader.Failure.detail("entity code \(wide) out of range") }
@@ -98,13 +121,19 @@ enum RowCodec {
                 code = try reader.fixed(UInt16.self)
             default: throw ByteReader.Failure.detail("unknown row format \(format)")
             }
-            let count = try reader.varint()
-            // Every column takes at least one byte: a larger count cannot be honest.
-            guard count <= UInt64(bytes.count) else { throw ByteReader.Failure.detail("column count \(count) exceeds row size") }
             var columns: [ColumnValue] = []
-            columns.reserveCapacity(Int(count))
-            for _ in 0..<Int(count) { columns.append(try column(&reader, format: format)) }
-            guard reader.isAtEnd else { throw ByteReader.Failure.detail("\(reader.remaining) trailing bytes") }
+            if format == formatByte {
+                // Columns run to the end; each takes at least one byte.
+                columns.reserveCapacity(reader.remaining)
+                while !reader.isAtEnd { columns.append(try column(&reader, format: format)) }
+            } else {
+                let count = try reader.varint()
+                // Every column takes at least one byte: a larger count cannot be honest.
+                guard count <= UInt64(bytes.count) else { throw ByteReader.Failure.detail("column count \(count) exceeds row size") }
+                columns.reserveCapacity(Int(count))
+                for _ in 0..<Int(count) { columns.append(try column(&reader, format: format)) }
+                guard reader.isAtEnd else { throw ByteReader.Failure.detail("\(reader.remaining) trailing bytes") }
+            }
             return StoredRow(entityCode: code, version: version, columns: columns)
         } catch let failure as ByteReader.Failure {
             throw StoreError.corruptRow(location: context(), detail: "\(failure.text) at byte \(reader.offset)")
@@ -113,10 +142,15 @@ enum RowCodec {
 
     private static func column(_ reader: inout ByteReader, format: UInt8) throws -> ColumnValue {
         let raw = try reader.byte()
+        if raw >= smallIntBase {
+            if raw < codedReferenceBase { return .value(.int(Int64(raw - smallIntBase))) }
+            if raw < codedReferenceBase + inlineLimit { return .reference(code: UInt16(raw - codedReferenceBase), key: try nonNegative(&reader)) }
+        }
         guard let tag = Tag(rawValue: raw) else { throw ByteReader.Failure.detail("unknown column tag \(raw)") }
         switch tag {
         case .null: return .null
         case .int: return .value(.int(unzigzag(try reader.varint())))
+        case .nonNegativeInt: return .value(.int(try nonNegative(&reader)))
         case .double: return .value(.double(Double(bitPattern: try reader.fixed(UInt64.self))))
         case .float: return .value(.float(Float(bitPattern: try reader.fixed(UInt32.self))))
         case .boolFalse: return .value(.bool(false))
@@ -152,6 +186,13 @@ enum RowCodec {
         }
     }
 
+    /// An unsigned varint that must fit a non-negative `Int64`.
+    private static func nonNegative(_ reader: inout ByteReader) throws -> Int64 {
+        let value = try reader.varint()
+        guard value <= UInt64(Int64.max) else { throw ByteReader.Failure.detail("integer \(value) out of range") }
+        return Int64(value)
+    }
+
     /// Tests the columns `slots` (ascending, repeats allowed) of an encoded row of entity
     /// `entity` one by one, decoding only those: earlier columns are skipped by their tags and
     /// lengths, and the first failing test ends the walk. `test` gets the index into `slots`
@@ -162,11 +203,15 @@ enum RowCodec {
                             _ test: (Int, ColumnValue) -> Bool) throws -> Bool? {
         var reader = ByteReader(bytes: bytes)
         do {
-            guard try reader.byte() == formatByte else { return nil }
+            let format = try reader.byte()
+            guard format == formatByte || format == countedFormat else { return nil }
             _ = try reader.varint()
             guard try reader.varint() == UInt64(entity) else { return nil }
-            let count = try reader.varint()
-            guard let last = slots.last, UInt64(last) < count else { return nil }
+            if format == countedFormat {
+                let count = try reader.varint()
+                guard let last = slots.last, UInt64(last) < count else { return nil }
+            }
+            // In format 3 a row with fewer columns runs out of bytes: a failure, so nil.
             var position = 0
             var previous: (slot: Int, value: ColumnValue)?
             for (index, slot) in slots.enumerated() {
@@ -178,7 +223,7 @@ enum RowCodec {
                         try skipColumn(&reader)
                         position += 1
                     }
-                    value = try column(&reader, format: formatByte)
+                    value = try column(&reader, format: format)
                     position += 1
                     previous = (slot, value)
                 }
@@ -193,10 +238,14 @@ enum RowCodec {
     /// Moves past one column without building its value.
     private static func skipColumn(_ reader: inout ByteReader) throws {
         let raw = try reader.byte()
+        if raw >= smallIntBase {
+            if raw < codedReferenceBase { return }
+            if raw < codedReferenceBase + inlineLimit { _ = try reader.varint(); return }
+        }
         guard let tag = Tag(rawValue: raw) else { throw ByteReader.Failure.detail("unknown column tag \(raw)") }
         switch tag {
         case .null, .boolFalse, .boolTrue: return
-        case .int, .wholeSecondsDate: _ = try reader.varint()
+        case .int, .wholeSecondsDate, .nonNegativeInt: _ = try reader.varint()
         case .double, .date: _ = try reader.bytes(8)
         case .float: _ = try reader.bytes(4)
         case .uuid: _ = try reader.bytes(16)
@@ -211,7 +260,7 @@ enum RowCodec {
     static func entityCode(ofRow bytes: UnsafeRawBufferPointer) -> UInt16? {
         guard let format = bytes.first else { return nil }
         switch format {
-        case formatByte:
+        case formatByte, countedFormat:
             var offset = 1
             // Skip the version varint, then read the code varint (at most 3 bytes for a UInt16).
             while offset < bytes.count, bytes[offset] & 0x80 != 0, offset < 11 { offset += 1 }
