@@ -33,7 +33,7 @@ let package = Package(
             path: "Tests/ArborEngineTestSupport"),
         .testTarget(
             name: "ArborEngineTests", dependencies: ["ArborEngine", "ArborEngineTestSupport"],
-            resources: [.copy("Regressions")]),
+            resources: [.copy("Regressions"), .copy("Fixtures")]),
         .target(
             name: "ArborTestSupport", dependencies: ["Arbor", "ArborEngine", "ArborEngineTestSupport", "ArborTransit"],
             path: "Tests/ArborTestSupport"),

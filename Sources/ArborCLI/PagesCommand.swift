@@ -57,8 +57,8 @@ struct PagesCommand: ParsableCommand {
             case .compressedLeaf:
                 report.compressedLeaves += 1
                 report.compressedLogicalBytes += dump.size
-            case .leaf, .branch:
-                if dump.type == .leaf { report.leaves += 1 } else { report.branches += 1 }
+            case .leaf, .compactLeaf, .branch:
+                if dump.type.isLeaf { report.leaves += 1 } else { report.branches += 1 }
                 report.fillHistogram[min(9, dump.usedBytes * 10 / max(dump.size, 1))] += 1
                 report.wastedBytes += dump.size - dump.usedBytes
             case .meta: break

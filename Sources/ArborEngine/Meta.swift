@@ -33,7 +33,7 @@ public struct TreeInfo: Equatable, Sendable {
 /// A decoded meta page: the state of the file as of one committed transaction.
 struct Meta: Equatable, Sendable {
     static let magic: [UInt8] = Array("ARBORDB\u{0}".utf8)
-    static let formatVersion: UInt32 = 1
+    static let formatVersion: UInt32 = 2
 
     enum Offset {
         static let magic = 24, version = 32, pageSize = 36, flags = 40, pageCount = 44

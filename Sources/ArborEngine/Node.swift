@@ -117,7 +117,7 @@ final class Node {
     func serialize(into buffer: UnsafeMutableRawBufferPointer, id: PageID, txid: UInt64) {
         precondition(byteSize <= buffer.count, "node of \(byteSize) bytes does not fit \(buffer.count)")
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        buffer[PageHeader.type] = isLeaf ? PageType.leaf.rawValue : PageType.branch.rawValue
+        buffer[PageHeader.type] = isLeaf ? PageType.compactLeaf.rawValue : PageType.branch.rawValue
         buffer[PageHeader.level] = UInt8(level)
         buffer.putU16(UInt16(keys.count), at: PageHeader.count)
         buffer.putU32(id, at: PageHeader.pageNumber)
@@ -139,20 +139,17 @@ final class Node {
             if isLeaf {
                 switch values[index] {
                 case .inline(let value):
-                    buffer[position] = 0
-                    position += 1
                     position += buffer.putVarint(UInt64(key.count), at: position)
-                    position += buffer.putVarint(UInt64(value.count), at: position)
+                    position += buffer.putVarint(UInt64(value.count) << 1, at: position)
                     position = copy(key, to: buffer, at: position)
                     position = copy(value, to: buffer, at: position)
                 case .overflow(let ref):
-                    buffer[position] = LeafCellFlag.overflow | (ref.compressed ? LeafCellFlag.compressed : 0)
-                    position += 1
+                    // No compressed flag: a chain is compressed exactly when it is shorter than the value.
                     position += buffer.putVarint(UInt64(key.count), at: position)
+                    position += buffer.putVarint(UInt64(ref.rawLength) << 1 | 1, at: position)
                     position = copy(key, to: buffer, at: position)
                     buffer.putU32(ref.firstPage, at: position)
                     position += 4
-                    position += buffer.putVarint(UInt64(ref.rawLength), at: position)
                     position += buffer.putVarint(UInt64(ref.storedLength), at: position)
                 }
             } else {

@@ -12,15 +12,20 @@ import Darwin
 final class Page: @unchecked Sendable {
     let id: PageID
     let bytes: UnsafeMutableRawBufferPointer
+    /// The page's type; both leaf layouts read as `.leaf` (see `compactCells`).
     let type: PageType
     let level: Int
     let count: Int
+    /// Whether leaf cells have the compact layout (type 6) rather than a flag byte (type 3).
+    let compactCells: Bool
 
     private init(id: PageID, bytes: UnsafeMutableRawBufferPointer) {
         self.id = id
         self.bytes = bytes
         let raw = UnsafeRawBufferPointer(bytes)
-        self.type = PageType(rawValue: raw[PageHeader.type]) ?? .overflow
+        let stored = PageType(rawValue: raw[PageHeader.type]) ?? .overflow
+        self.compactCells = stored == .compactLeaf
+        self.type = stored == .compactLeaf ? .leaf : stored
         self.level = Int(raw[PageHeader.level])
         self.count = Int(raw.u16(PageHeader.count))
     }
@@ -43,6 +48,12 @@ final class Page: @unchecked Sendable {
         let offset = cellOffset(index)
         let raw = self.raw
         if level == 0 {
+            if compactCells {
+                // keyLength varint, value header varint, key
+                let (keyLength, keyLengthSize) = raw.varint(offset, limit: size) ?? (0, 1)
+                let position = offset + keyLengthSize
+                return (position + (raw.varint(position, limit: size)?.length ?? 1), Int(keyLength))
+            }
             // flags, keyLength varint, [valueLength varint], key
             var position = offset + 1
             let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
@@ -69,6 +80,20 @@ final class Page: @unchecked Sendable {
     func leafValue(_ index: Int) -> LeafValue {
         let offset = cellOffset(index)
         let raw = self.raw
+        if compactCells {
+            let (keyLength, keyLengthSize) = raw.varint(offset, limit: size) ?? (0, 1)
+            var position = offset + keyLengthSize
+            let (header, headerSize) = raw.varint(position, limit: size) ?? (0, 1)
+            position += headerSize + Int(keyLength)
+            if header & 1 == 0 {
+                return .inline(Array(raw[position..<(position + Int(header >> 1))]))
+            }
+            let first = raw.u32(position)
+            let (stored, _) = raw.varint(position + 4, limit: size) ?? (0, 1)
+            // A chain is compressed exactly when it is shorter than the value (writers compress only then).
+            return .overflow(OverflowRef(firstPage: first, rawLength: Int(header >> 1), storedLength: Int(stored),
+                                         compressed: stored < header >> 1))
+        }
         let flags = raw[offset]
         var position = offset + 1
         let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
@@ -94,6 +119,16 @@ final class Page: @unchecked Sendable {
     @inline(__always) func withLeafEntry<R>(_ index: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         let offset = cellOffset(index)
         let raw = self.raw
+        if compactCells {
+            let (keyLength, keyLengthSize) = raw.varint(offset, limit: size) ?? (0, 1)
+            var position = offset + keyLengthSize
+            let (header, headerSize) = raw.varint(position, limit: size) ?? (0, 1)
+            position += headerSize
+            let keyEnd = position + Int(keyLength)
+            let key = UnsafeRawBufferPointer(rebasing: raw[position..<keyEnd])
+            if header & 1 != 0 { return try body(key, nil) }
+            return try body(key, UnsafeRawBufferPointer(rebasing: raw[keyEnd..<(keyEnd + Int(header >> 1))]))
+        }
         let flags = raw[offset]
         var position = offset + 1
         let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
@@ -183,8 +218,8 @@ final class Page: @unchecked Sendable {
             guard level == 0, PageHeader.size + count <= size else {
                 throw ArborError.corruptPage(page: id, detail: "overflow payload of \(count) bytes does not fit the page")
             }
-        case .leaf, .branch:
-            try validateCells(isLeaf: type == .leaf)
+        case .leaf, .compactLeaf, .branch:
+            try validateCells(isLeaf: type.isLeaf)
         }
     }
 
@@ -203,7 +238,29 @@ final class Page: @unchecked Sendable {
                 throw ArborError.corruptPage(page: id, detail: "cell \(index) offset \(offset) outside the cell area")
             }
             var position = offset
-            if isLeaf {
+            if isLeaf && compactCells {
+                guard let (keyLength, keySize) = raw.varint(position, limit: size), keyLength > 0, keyLength <= UInt64(size) else {
+                    throw ArborError.corruptPage(page: id, detail: "cell \(index) has a malformed key length")
+                }
+                position += keySize
+                guard let (header, headerSize) = raw.varint(position, limit: size) else {
+                    throw ArborError.corruptPage(page: id, detail: "cell \(index) has a malformed value header")
+                }
+                position += headerSize + Int(keyLength)
+                if header & 1 == 0 {
+                    guard header >> 1 <= UInt64(size) else {
+                        throw ArborError.corruptPage(page: id, detail: "cell \(index) value length \(header >> 1) exceeds the page")
+                    }
+                    position += Int(header >> 1)
+                } else {
+                    position += 4
+                    guard position <= size, let (stored, storedSize) = raw.varint(position, limit: size),
+                          header >> 1 <= UInt64(Limits.maxValueLength), stored > 0, stored <= header >> 1 else {
+                        throw ArborError.corruptPage(page: id, detail: "cell \(index) has a malformed overflow reference")
+                    }
+                    position += storedSize
+                }
+            } else if isLeaf {
                 let flags = raw[position]
                 guard flags & ~LeafCellFlag.all == 0 else {
                     throw ArborError.corruptPage(page: id, detail: "cell \(index) has unknown flags \(flags)")

@@ -45,7 +45,8 @@ public struct PageDump: Sendable {
                     let key = decoded.key(index)
                     if decoded.level == 0 {
                         let value = decoded.leafValue(index)
-                        used += leafCellSize(keyLength: key.count, value: value)
+                        used += decoded.compactCells ? leafCellSize(keyLength: key.count, value: value)
+                            : flaggedLeafCellSize(keyLength: key.count, value: value)
                         switch value {
                         case .inline(let bytes):
                             cells.append(Cell(key: key, child: nil, valueLength: bytes.count, overflowPage: nil, compressed: false))

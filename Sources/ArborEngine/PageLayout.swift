@@ -6,6 +6,12 @@ public enum PageType: UInt8, Sendable, CaseIterable {
     case overflow = 4
     /// A leaf whose cells were LZ4-compressed by `compact(compress: true)`; read-only files only.
     case compressedLeaf = 5
+    /// A leaf whose cells carry no flag byte (the overflow bit rides in the value-length varint):
+    /// what writers create. Type 3 leaves, written before it, are still read.
+    case compactLeaf = 6
+
+    /// Whether pages of this type are leaves of a tree (in either cell layout).
+    public var isLeaf: Bool { self == .leaf || self == .compactLeaf }
 }
 
 /// Byte offsets of the 24-byte header every page starts with (see Spec/file-format.md).
@@ -61,8 +67,18 @@ enum LeafValue: Equatable, Sendable {
     case inline([UInt8])
     case overflow(OverflowRef)
 
-    /// Bytes the value occupies inside a leaf cell, not counting the key.
+    /// Bytes the value occupies inside a compact leaf cell (its header varint included), not
+    /// counting the key.
     var cellBytes: Int {
+        switch self {
+        case .inline(let bytes): return varintLength(UInt64(bytes.count) << 1) + bytes.count
+        case .overflow(let ref):
+            return varintLength(UInt64(ref.rawLength) << 1 | 1) + 4 + varintLength(UInt64(ref.storedLength))
+        }
+    }
+
+    /// Bytes the value occupies inside a flagged (type 3) leaf cell, its length varints included.
+    var flaggedCellBytes: Int {
         switch self {
         case .inline(let bytes): return varintLength(UInt64(bytes.count)) + bytes.count
         case .overflow(let ref):
@@ -71,16 +87,21 @@ enum LeafValue: Equatable, Sendable {
     }
 }
 
-/// Leaf cell flag bits (first byte of a leaf cell).
+/// Leaf cell flag bits (first byte of a cell in a type 3 leaf).
 enum LeafCellFlag {
     static let overflow: UInt8 = 1
     static let compressed: UInt8 = 2
     static let all: UInt8 = 3
 }
 
-/// The bytes a leaf cell needs, slot included.
+/// The bytes a compact leaf cell needs (what writers create), slot included.
 @inline(__always) func leafCellSize(keyLength: Int, value: LeafValue) -> Int {
-    2 + 1 + varintLength(UInt64(keyLength)) + keyLength + value.cellBytes
+    2 + varintLength(UInt64(keyLength)) + keyLength + value.cellBytes
+}
+
+/// The bytes a flagged (type 3) leaf cell takes, slot included.
+func flaggedLeafCellSize(keyLength: Int, value: LeafValue) -> Int {
+    2 + 1 + varintLength(UInt64(keyLength)) + keyLength + value.flaggedCellBytes
 }
 
 /// The bytes a branch cell needs, slot included.

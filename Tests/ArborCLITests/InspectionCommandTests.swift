@@ -41,7 +41,7 @@ struct InspectionCommandTests {
         let store = try Store()
         let text = InfoCommand.render(try InfoCommand.report(try store.open()))
         #expect(text == """
-            format version   1
+            format version   2
             page size        4096
             transaction id   2
             pages            14 (5 free)
@@ -60,7 +60,7 @@ struct InspectionCommandTests {
         #expect(text == """
             tree "Stop": 225 entries, depth 2, root page 9
               level 1 (branches): 1 pages, 0% full
-              level 0 (leaves): 2 pages, 79% full
+              level 0 (leaves): 2 pages, 76% full
               keys (1) ... (299)
             """)
     }
