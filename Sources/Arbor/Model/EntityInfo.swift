@@ -6,10 +6,17 @@ final class EntityInfo: Sendable {
         case relationship(Int)
     }
 
-    struct Attribute: Sendable {
+    // Attributes, relationships and indexes are classes: fetches and saves pass them around per
+    // row, and copying a struct of strings and arrays costs a retain per field.
+    final class Attribute: Sendable {
         let description: AttributeDescription
         /// Position in the object's stored values and in the row's columns.
         let slot: Int
+
+        init(description: AttributeDescription, slot: Int) {
+            self.description = description
+            self.slot = slot
+        }
     }
 
     enum RelationshipKind: Sendable {
@@ -21,7 +28,7 @@ final class EntityInfo: Sendable {
         case manyToMany
     }
 
-    struct Relationship: Sendable {
+    final class Relationship: Sendable {
         let description: RelationshipDescription
         let kind: RelationshipKind
         /// For a to-one: its column slot. For a to-many: its position among to-many states.
@@ -38,9 +45,23 @@ final class EntityInfo: Sendable {
         let joinSide: UInt8
         /// For a to-one: the tree of its foreign-key index.
         let foreignKeyTree: String?
+
+        init(description: RelationshipDescription, kind: RelationshipKind, slot: Int, orderSlot: Int?, destinationName: String,
+             destinationRoot: String, destinationCodes: Set<UInt16>, joinTree: String?, joinSide: UInt8, foreignKeyTree: String?) {
+            self.description = description
+            self.kind = kind
+            self.slot = slot
+            self.orderSlot = orderSlot
+            self.destinationName = destinationName
+            self.destinationRoot = destinationRoot
+            self.destinationCodes = destinationCodes
+            self.joinTree = joinTree
+            self.joinSide = joinSide
+            self.foreignKeyTree = foreignKeyTree
+        }
     }
 
-    struct Index: Sendable {
+    final class Index: Sendable {
         let name: String
         let tree: String
         /// Column slots of the key, most significant first.
@@ -48,12 +69,24 @@ final class EntityInfo: Sendable {
         let properties: [String]
         let isUnique: Bool
         /// String columns are indexed by their [cd]-folded form.
-        var isNormalized = false
+        let isNormalized: Bool
         /// Foreign-key index of an ordered relationship: the order column follows the key.
         let orderSlot: Int?
         /// The automatic index of a to-one relationship: rows with a nil reference have no entry.
         /// Stored, not derived from the tree name: it is read for every index of every row written.
-        var isForeignKey = false
+        let isForeignKey: Bool
+
+        init(name: String, tree: String, slots: [Int], properties: [String], isUnique: Bool, isNormalized: Bool = false,
+             orderSlot: Int?, isForeignKey: Bool = false) {
+            self.name = name
+            self.tree = tree
+            self.slots = slots
+            self.properties = properties
+            self.isUnique = isUnique
+            self.isNormalized = isNormalized
+            self.orderSlot = orderSlot
+            self.isForeignKey = isForeignKey
+        }
     }
 
     let name: String

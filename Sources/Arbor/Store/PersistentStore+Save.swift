@@ -70,6 +70,7 @@ final class SaveWriter {
     var orderAssignments: [OrderKey: Int64] = [:]
     var appendCursors: [OwnerKey: Int64] = [:]
     var written: [ObjectID: StoredRow] = [:]
+    private var lastRowTree: (name: String, tree: Tree)?
     /// Off for a batch insert without unique indexes: nobody reads the rows back (the row cache
     /// holds no new row, and only uniqueness checks look at them).
     var keepsWrittenRows = true
@@ -124,24 +125,33 @@ final class SaveWriter {
 
     private func assignPrimaryKeys(_ inserts: [SaveRequest.RowWrite]) throws {
         let metadata = try tx.tree(StoreLayout.metadataTree)
+        // The counter of the hierarchy being numbered, kept in locals while consecutive inserts
+        // share it (an import inserts thousands in a row): one dictionary access per run.
+        var root: String?
+        var last: Int64 = 0
         for insert in inserts {
-            let root = insert.id.info.rootName
-            if counters[root] == nil {
-                var last: Int64 = 0
-                if let bytes = try metadata.get(StoreMetadata.primaryKeyKey(root: root)) {
+            let insertRoot = insert.id.info.rootName
+            if insertRoot != root {
+                if let root { counters[root] = last }
+                if let counter = counters[insertRoot] {
+                    last = counter
+                } else if let bytes = try metadata.get(StoreMetadata.primaryKeyKey(root: insertRoot)) {
                     guard bytes.count == 8 else {
-                        throw StoreError.corruptStore(path: store.path, detail: "primary-key counter of \(root) is \(bytes.count) bytes")
+                        throw StoreError.corruptStore(path: store.path, detail: "primary-key counter of \(insertRoot) is \(bytes.count) bytes")
                     }
                     last = bytes.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+                } else {
+                    last = 0
                 }
-                counters[root] = last
+                root = insertRoot
             }
-            guard let last = counters[root], last < Int64.max else {
-                throw StoreError.corruptStore(path: store.path, detail: "primary keys of \(root) are exhausted")
+            guard last < Int64.max else {
+                throw StoreError.corruptStore(path: store.path, detail: "primary keys of \(insertRoot) are exhausted")
             }
-            counters[root] = last + 1
-            permanent[insert.id] = ObjectID(info: insert.id.info, store: store.identifier, key: last + 1)
+            last += 1
+            permanent[insert.id] = ObjectID(info: insert.id.info, store: store.identifier, key: last)
         }
+        if let root { counters[root] = last }
     }
 
     /// The permanent ID of `id`; records a failure for a temporary ID not inserted by this save.
@@ -250,8 +260,17 @@ final class SaveWriter {
         }
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
-        try tx.tree(info.rowTree).put(store.keys.rowKey(id.primaryKey), RowCodec.encode(row))
+        try rowTree(info.rowTree).put(store.keys.rowKey(id.primaryKey), RowCodec.encode(row))
         if keepsWrittenRows { written[id] = row }
+    }
+
+    /// The tree named `name`, kept while consecutive rows share it (its lookup by name hashes
+    /// the name).
+    private func rowTree(_ name: String) throws -> Tree {
+        if let cached = lastRowTree, cached.name == name { return cached.tree }
+        let tree = try tx.tree(name)
+        lastRowTree = (name, tree)
+        return tree
     }
 
     private func deleteRow(_ delete: SaveRequest.RowDelete) throws {
@@ -312,8 +331,10 @@ final class SaveWriter {
     private func nextAppendOrder(tree: String, owner: Int64) throws -> Int64 {
         let key = OwnerKey(tree: tree, owner: owner)
         let last: Int64
-        if let cursor = appendCursors[key] {
-            last = cursor
+        // One hash of the key when the owner has a cursor (every row after an owner's first).
+        let cursorIndex = appendCursors.index(forKey: key)
+        if let cursorIndex {
+            last = appendCursors.values[cursorIndex]
         } else {
             var found: Int64 = 0
             try tx.tree(tree).forEach(in: .prefix(store.keys.ownerPrefix(owner)), reverse: true) { key, _ in
@@ -324,7 +345,7 @@ final class SaveWriter {
         }
         let (next, overflow) = last.addingReportingOverflow(IndexKeys.orderStep)
         guard !overflow else { throw StoreError.corruptStore(path: store.path, detail: "order keys of \(tree)/\(owner) are exhausted") }
-        appendCursors[key] = next
+        if let cursorIndex { appendCursors.values[cursorIndex] = next } else { appendCursors[key] = next }
         return next
     }
 
