@@ -62,38 +62,38 @@ extension PersistentStore {
                 writer.keepsWrittenRows = info.indexes.contains { $0.isUnique }
                 var finished = false
                 while !finished {
-                    var chunk = SaveRequest()
-                    chunk.inserts.reserveCapacity(chunkSize)
-                    var positions: [Int64: Int] = [:]  // temporary serial → batch index
+                    // Rows are complete and their references resolved here, so the writer
+                    // numbers and writes them directly: no temporary IDs, no save request.
+                    var rows: [[ColumnValue]] = []
+                    rows.reserveCapacity(chunkSize)
                     var failures: [ValidationFailure] = []
-                    while chunk.inserts.count < max(chunkSize, 1) {
+                    while rows.count < max(chunkSize, 1) {
                         var object = BatchInsertObject(info: info)
                         guard try pull(&object) else {
                             finished = true
                             break
                         }
-                        let id = ObjectID.makeTemporary(info)
-                        let columns = try complete(object, at: count, tx: tx, checker: &checker, failures: &failures)
-                        positions[id.primaryKey] = count
-                        chunk.inserts.append(SaveRequest.RowWrite(id: id, columns: columns, expectedVersion: nil))
+                        rows.append(try complete(object, at: count, tx: tx, checker: &checker, failures: &failures))
                         count += 1
                         if failures.count >= Self.batchFailureLimit { break }
                     }
                     if !failures.isEmpty { throw ValidationError(failures: failures) }
-                    guard !chunk.inserts.isEmpty else { break }
-                    let result: SaveResult
+                    guard !rows.isEmpty else { break }
+                    let firstKey = try writer.lastPrimaryKey(root: info.rootName) + 1
                     do {
-                        result = try writer.run(chunk)
+                        try writer.insertRows(rows, of: info, firstKey: firstKey)
                     } catch var error as ValidationError {
-                        // Uniqueness: name the objects by their position, not a temporary ID.
+                        // Uniqueness: name the objects by their position, not a primary key.
+                        let chunkStart = count - rows.count
                         for index in error.failures.indices {
-                            guard let id = error.failures[index].objectID, id.isTemporaryID else { continue }
-                            error.failures[index].batchIndex = positions[id.primaryKey]
+                            guard let id = error.failures[index].objectID, id.info.rootName == info.rootName,
+                                  id.primaryKey >= firstKey, id.primaryKey - firstKey < Int64(rows.count) else { continue }
+                            error.failures[index].batchIndex = chunkStart + Int(id.primaryKey - firstKey)
                             error.failures[index].objectID = nil
                         }
                         throw error
                     }
-                    ids?.append(contentsOf: chunk.inserts.compactMap { result.permanentIDs[$0.id] })
+                    ids?.append(contentsOf: (0..<Int64(rows.count)).map { ObjectID(info: info, store: identifier, key: firstKey + $0) })
                 }
                 try tx.commit()
                 // New rows only: no cached row changed, the cache just moves to this snapshot.
@@ -109,7 +109,7 @@ extension PersistentStore {
     /// The object's full row: defaults for what it did not set, its problems (and missing
     /// required values, references to rows that are not stored) appended to `failures`.
     private func complete(_ object: BatchInsertObject, at index: Int, tx: WriteTransaction, checker: inout BatchReferenceChecker,
-                          failures: inout [ValidationFailure]) throws -> [WriteColumn] {
+                          failures: inout [ValidationFailure]) throws -> [ColumnValue] {
         let info = object.info
         // A key with a problem already reported is not reported again as missing.
         let reported = object.problems.isEmpty ? [] : Set(object.problems.map(\.key))
@@ -120,21 +120,25 @@ extension PersistentStore {
         for problem in object.problems {
             failures.append(ValidationFailure(objectID: nil, entity: info.name, key: problem.key, kind: problem.kind, batchIndex: index))
         }
-        var columns = [WriteColumn](repeating: .value(.null), count: info.columnCount)
+        var columns = [ColumnValue](repeating: .null, count: info.columnCount)
         for attribute in info.attributes {
-            let value = object.columns[attribute.slot] ?? attribute.description.defaultValue.map(WriteColumn.value) ?? .value(.null)
-            if case .value(.null) = value, !attribute.description.isOptional { fail(attribute.description.name, .missingValue) }
-            columns[attribute.slot] = value
+            var value = AttributeValue.null
+            if case .value(let set) = object.columns[attribute.slot] { value = set } else if let fallback = attribute.description.defaultValue { value = fallback }
+            if case .null = value, !attribute.description.isOptional { fail(attribute.description.name, .missingValue) }
+            columns[attribute.slot] = .value(value)
         }
         for relationship in info.relationships where relationship.kind == .toOne {
-            let value = object.columns[relationship.slot] ?? .value(.null)
-            switch value {
+            switch object.columns[relationship.slot] ?? .value(.null) {
             case .reference(let target):
-                if try !checker.exists(target, in: self, tx: tx) { fail(relationship.description.name, .danglingReference(target)) }
-            case .value:
+                if try checker.exists(target, in: self, tx: tx) {
+                    columns[relationship.slot] = .reference(code: target.info.code, key: target.primaryKey)
+                } else {
+                    fail(relationship.description.name, .danglingReference(target))
+                }
+            case .value(let value):
                 if !relationship.description.isOptional { fail(relationship.description.name, .missingValue) }
+                columns[relationship.slot] = .value(value)
             }
-            columns[relationship.slot] = value
         }
         return columns
     }
@@ -150,5 +154,29 @@ struct BatchReferenceChecker {
         guard try store.readRow(tx, id) != nil else { return false }
         found[id.info.rootCode, default: []].insert(id.primaryKey)
         return true
+    }
+}
+
+extension SaveWriter {
+    /// Writes `rows` of `info` (complete, references resolved) as new rows numbered from
+    /// `firstKey` (the hierarchy's next primary key), with their index entries; checks unique
+    /// indexes and stores the advanced counter.
+    /// - Throws: `ValidationError` naming the new rows (by primary key) that break a unique
+    ///   index; storage errors.
+    func insertRows(_ rows: [[ColumnValue]], of info: EntityInfo, firstKey: Int64) throws {
+        written = [:]
+        orderAssignments = [:]
+        let (lastKey, overflow) = firstKey.addingReportingOverflow(Int64(rows.count) - 1)
+        guard firstKey > 0, !overflow else {
+            throw StoreError.corruptStore(path: store.path, detail: "primary keys of \(info.rootName) are exhausted")
+        }
+        for (offset, columns) in rows.enumerated() {
+            try writeRow(ObjectID(info: info, store: store.identifier, key: firstKey + Int64(offset)), columns: columns, old: nil)
+        }
+        counters[info.rootName] = lastKey
+        try flushIndexWrites()
+        try checkUniqueness()
+        if !failures.isEmpty { throw ValidationError(failures: failures) }
+        try storeCounters()
     }
 }

@@ -114,17 +114,13 @@ final class SaveWriter {
         try checkUniqueness()
         if !conflicts.isEmpty { throw StoreError.conflicts(conflicts) }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
-        let metadata = try tx.tree(StoreLayout.metadataTree)
-        for (root, last) in counters {
-            try metadata.put(StoreMetadata.primaryKeyKey(root: root), withUnsafeBytes(of: last.littleEndian) { Array($0) })
-        }
+        try storeCounters()
         return SaveResult(permanentIDs: permanent, writtenRows: written, vanished: vanished)
     }
 
     // MARK: Keys and references
 
     private func assignPrimaryKeys(_ inserts: [SaveRequest.RowWrite]) throws {
-        let metadata = try tx.tree(StoreLayout.metadataTree)
         // The counter of the hierarchy being numbered, kept in locals while consecutive inserts
         // share it (an import inserts thousands in a row): one dictionary access per run.
         var root: String?
@@ -133,16 +129,7 @@ final class SaveWriter {
             let insertRoot = insert.id.info.rootName
             if insertRoot != root {
                 if let root { counters[root] = last }
-                if let counter = counters[insertRoot] {
-                    last = counter
-                } else if let bytes = try metadata.get(StoreMetadata.primaryKeyKey(root: insertRoot)) {
-                    guard bytes.count == 8 else {
-                        throw StoreError.corruptStore(path: store.path, detail: "primary-key counter of \(insertRoot) is \(bytes.count) bytes")
-                    }
-                    last = bytes.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
-                } else {
-                    last = 0
-                }
+                last = try lastPrimaryKey(root: insertRoot)
                 root = insertRoot
             }
             guard last < Int64.max else {
@@ -152,6 +139,25 @@ final class SaveWriter {
             permanent[insert.id] = ObjectID(info: insert.id.info, store: store.identifier, key: last)
         }
         if let root { counters[root] = last }
+    }
+
+    /// The last primary key used in the hierarchy rooted at `root`: this writer's counter, or
+    /// the one stored in the metadata tree (0 when none is).
+    func lastPrimaryKey(root: String) throws -> Int64 {
+        if let counter = counters[root] { return counter }
+        guard let bytes = try tx.tree(StoreLayout.metadataTree).get(StoreMetadata.primaryKeyKey(root: root)) else { return 0 }
+        guard bytes.count == 8 else {
+            throw StoreError.corruptStore(path: store.path, detail: "primary-key counter of \(root) is \(bytes.count) bytes")
+        }
+        return bytes.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+    }
+
+    /// Stores every primary-key counter this writer advanced.
+    func storeCounters() throws {
+        let metadata = try tx.tree(StoreLayout.metadataTree)
+        for (root, last) in counters {
+            try metadata.put(StoreMetadata.primaryKeyKey(root: root), withUnsafeBytes(of: last.littleEndian) { Array($0) })
+        }
     }
 
     /// The permanent ID of `id`; records a failure for a temporary ID not inserted by this save.
@@ -234,7 +240,7 @@ final class SaveWriter {
     }
 
     /// Writes one row: order columns, every index entry that changed, version + 1.
-    private func writeRow(_ id: ObjectID, columns newColumns: [ColumnValue], old: StoredRow?) throws {
+    func writeRow(_ id: ObjectID, columns newColumns: [ColumnValue], old: StoredRow?) throws {
         let info = id.info
         var columns = newColumns
         for relationship in info.relationships where relationship.kind == .toOne {
@@ -298,7 +304,7 @@ final class SaveWriter {
 
     /// Applies the deferred index changes, each tree's in key order (keys end with the row's
     /// primary key, so no key is both removed and added).
-    private func flushIndexWrites() throws {
+    func flushIndexWrites() throws {
         for (name, keys) in indexDeletes {
             let tree = try tx.tree(name)
             for key in keys.sorted(by: Self.precedes) { _ = try tree.delete(key) }
@@ -465,7 +471,7 @@ final class SaveWriter {
 
     // MARK: Uniqueness
 
-    private func checkUniqueness() throws {
+    func checkUniqueness() throws {
         for (id, row) in written {
             for index in id.info.indexes where index.isUnique {
                 guard let prefix = store.keys.uniquePrefix(index, columns: row.columns) else { continue }
