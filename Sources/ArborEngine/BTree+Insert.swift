@@ -34,8 +34,9 @@ extension WriteTransaction {
     func touchPath(_ box: TreeBox, _ key: [UInt8]) throws -> [PathEntry] {
         var (id, node) = try touch(box.info.root, level: box.info.depth - 1)
         box.info.root = id
-        var path = [PathEntry(id: id, node: node, childIndex: -1)]
-        path.reserveCapacity(box.info.depth)
+        var path: [PathEntry] = []
+        path.reserveCapacity(box.info.depth)  // before the first append: a literal would be reallocated
+        path.append(PathEntry(id: id, node: node, childIndex: -1))
         while node.level > 0 {
             let index = node.childIndex(for: key)
             let (childID, child) = try touch(node.children[index], level: node.level - 1)

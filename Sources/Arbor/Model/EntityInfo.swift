@@ -137,6 +137,12 @@ final class EntityInfo: Sendable {
     }
 
     func attribute(named name: String) -> Attribute? {
+        // Few attributes: comparing names (most are small strings, compared as two words)
+        // costs less than hashing the key. Names are unique within an entity.
+        if attributes.count <= 8 {
+            for attribute in attributes where attribute.description.name == name { return attribute }
+            return nil
+        }
         if case .attribute(let index) = propertiesByName[name] { return attributes[index] }
         return nil
     }

@@ -60,21 +60,20 @@ struct IndexKeys: Sendable {
     /// The entry of `row` (primary key `key`) in `index`; nil when the row has no entry (a
     /// foreign key that is nil).
     func indexKey(_ index: EntityInfo.Index, columns: [ColumnValue], key: Int64) -> [UInt8]? {
-        var values: [TupleValue] = []
-        values.reserveCapacity(index.slots.count + 2)
+        if index.isForeignKey, let first = index.slots.first, first < columns.count, columns[first].isNull { return nil }
+        // Components appended straight into the key: no array of values to encode.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(index.slots.count * 10 + 20)
         for slot in index.slots {
             guard slot < columns.count else { return nil }
-            values.append(index.isNormalized ? foldedTupleValue(columns[slot]) : tupleValue(columns[slot]))
-        }
-        if index.isForeignKey {
-            if columns[index.slots[0]].isNull { return nil }
+            TupleKey.append(index.isNormalized ? foldedTupleValue(columns[slot]) : tupleValue(columns[slot]), descending: false, to: &bytes)
         }
         if let orderSlot = index.orderSlot {
             guard orderSlot < columns.count else { return nil }
-            values.append(tupleValue(columns[orderSlot]))
+            TupleKey.append(tupleValue(columns[orderSlot]), descending: false, to: &bytes)
         }
-        values.append(integer(key))
-        return TupleKey.encode(values)
+        TupleKey.append(integer(key), descending: false, to: &bytes)
+        return bytes
     }
 
     /// The prefix shared by entries of `index` whose leading columns equal `columns` (for

@@ -41,8 +41,11 @@ enum RowCodec {
     static let inlineLimit: UInt8 = 0x40
 
     static func encode(_ row: StoredRow) -> [UInt8] {
-        var out: [UInt8] = [formatByte]
-        out.reserveCapacity(8 + row.columns.count * 5)
+        // Reserved before the first byte goes in (an array literal would be reallocated):
+        // room for every column at its widest fixed size.
+        var out: [UInt8] = []
+        out.reserveCapacity(16 + row.columns.count * 9)
+        out.append(formatByte)
         appendVarint(row.version, &out)
         appendVarint(UInt64(row.entityCode), &out)
         for column in row.columns { append(column, &out) }
