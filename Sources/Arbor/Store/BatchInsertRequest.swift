@@ -80,6 +80,12 @@ public struct BatchInsertObject {
         columns = Array(repeating: nil, count: info.columnCount)
     }
 
+    /// Clears every value and problem for the next object, keeping the storage.
+    mutating func reset() {
+        for slot in columns.indices { columns[slot] = nil }
+        if !problems.isEmpty { problems.removeAll(keepingCapacity: true) }
+    }
+
     /// The entity's name.
     public var entityName: String { info.name }
 

@@ -54,6 +54,8 @@ extension PersistentStore {
         }
         var count = 0
         var ids: [ObjectID]? = request.resultType == .objectIDs ? [] : nil
+        // One object refilled for every row: its array of columns is cleared, not reallocated.
+        var object = BatchInsertObject(info: info)
         do {
             let tx = try database.beginWrite()
             do {
@@ -68,7 +70,7 @@ extension PersistentStore {
                     rows.reserveCapacity(chunkSize)
                     var failures: [ValidationFailure] = []
                     while rows.count < max(chunkSize, 1) {
-                        var object = BatchInsertObject(info: info)
+                        object.reset()
                         guard try pull(&object) else {
                             finished = true
                             break
@@ -80,20 +82,21 @@ extension PersistentStore {
                     if !failures.isEmpty { throw ValidationError(failures: failures) }
                     guard !rows.isEmpty else { break }
                     let firstKey = try writer.lastPrimaryKey(root: info.rootName) + 1
+                    let rowCount = rows.count
                     do {
-                        try writer.insertRows(rows, of: info, firstKey: firstKey)
+                        try writer.insertRows(&rows, of: info, firstKey: firstKey)
                     } catch var error as ValidationError {
                         // Uniqueness: name the objects by their position, not a primary key.
-                        let chunkStart = count - rows.count
+                        let chunkStart = count - rowCount
                         for index in error.failures.indices {
                             guard let id = error.failures[index].objectID, id.info.rootName == info.rootName,
-                                  id.primaryKey >= firstKey, id.primaryKey - firstKey < Int64(rows.count) else { continue }
+                                  id.primaryKey >= firstKey, id.primaryKey - firstKey < Int64(rowCount) else { continue }
                             error.failures[index].batchIndex = chunkStart + Int(id.primaryKey - firstKey)
                             error.failures[index].objectID = nil
                         }
                         throw error
                     }
-                    ids?.append(contentsOf: (0..<Int64(rows.count)).map { ObjectID(info: info, store: identifier, key: firstKey + $0) })
+                    ids?.append(contentsOf: (0..<Int64(rowCount)).map { ObjectID(info: info, store: identifier, key: firstKey + $0) })
                 }
                 try tx.commit()
                 // New rows only: no cached row changed, the cache just moves to this snapshot.
@@ -158,20 +161,23 @@ struct BatchReferenceChecker {
 }
 
 extension SaveWriter {
-    /// Writes `rows` of `info` (complete, references resolved) as new rows numbered from
+    /// Writes `rows` of `info` (complete, references resolved; emptied as they are written) as new rows numbered from
     /// `firstKey` (the hierarchy's next primary key), with their index entries; checks unique
     /// indexes and stores the advanced counter.
     /// - Throws: `ValidationError` naming the new rows (by primary key) that break a unique
     ///   index; storage errors.
-    func insertRows(_ rows: [[ColumnValue]], of info: EntityInfo, firstKey: Int64) throws {
+    func insertRows(_ rows: inout [[ColumnValue]], of info: EntityInfo, firstKey: Int64) throws {
         written = [:]
         orderAssignments = [:]
         let (lastKey, overflow) = firstKey.addingReportingOverflow(Int64(rows.count) - 1)
         guard firstKey > 0, !overflow else {
             throw StoreError.corruptStore(path: store.path, detail: "primary keys of \(info.rootName) are exhausted")
         }
-        for (offset, columns) in rows.enumerated() {
-            try writeRow(ObjectID(info: info, store: store.identifier, key: firstKey + Int64(offset)), columns: columns, old: nil)
+        for offset in rows.indices {
+            // Taken out of the chunk, so the row's array is uniquely referenced when written.
+            var columns: [ColumnValue] = []
+            swap(&columns, &rows[offset])
+            try writeRow(ObjectID(info: info, store: store.identifier, key: firstKey + Int64(offset)), columns: consume columns, old: nil)
         }
         counters[info.rootName] = lastKey
         try flushIndexWrites()

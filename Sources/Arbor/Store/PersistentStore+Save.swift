@@ -240,9 +240,10 @@ final class SaveWriter {
     }
 
     /// Writes one row: order columns, every index entry that changed, version + 1.
-    func writeRow(_ id: ObjectID, columns newColumns: [ColumnValue], old: StoredRow?) throws {
+    /// `columns` is consumed: a caller that hands over its only reference lets the order
+    /// column be filled in place instead of in a copy.
+    func writeRow(_ id: ObjectID, columns: consuming [ColumnValue], old: StoredRow?) throws {
         let info = id.info
-        var columns = newColumns
         for relationship in info.relationships where relationship.kind == .toOne {
             guard let orderSlot = relationship.orderSlot, let tree = relationship.foreignKeyTree else { continue }
             guard case .reference(_, let owner) = columns[relationship.slot] else {
