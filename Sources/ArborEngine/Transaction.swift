@@ -7,6 +7,10 @@ public class Transaction {
     var meta: Meta
     var isClosed = false
     var openTrees: [String: TreeBox] = [:]
+    /// The last few trees asked for by name, most recent first: a fetch alternates between a
+    /// couple of trees per row, and comparing a name with the same string costs less than
+    /// hashing it.
+    private var recentTrees: [TreeBox] = []
     let catalogBox: TreeBox
     /// Pages this read transaction visited lately, direct-mapped by page number: the roots and
     /// branches every lookup passes through are found without the shared cache's lock, hashing
@@ -63,13 +67,23 @@ public class Transaction {
     /// - Throws: `treeNotFound` when the catalog has no such tree; `corruptPage` on a damaged catalog.
     public func tree(_ name: String) throws -> Tree {
         try ensureOpen()
-        if let box = openTrees[name], !box.isDropped { return Tree(transaction: self, box: box) }
+        for box in recentTrees where !box.isDropped && box.name == name { return Tree(transaction: self, box: box) }
+        if let box = openTrees[name], !box.isDropped {
+            remember(box)
+            return Tree(transaction: self, box: box)
+        }
         guard let record = try get(catalogBox, Array(name.utf8)) else { throw ArborError.treeNotFound(name) }
         let info = try TreeInfo.decode(record, context: "catalog entry \"\(name)\"")
         try validate(info, name: name)
         let box = TreeBox(name: name, info: info)
         openTrees[name] = box
+        remember(box)
         return Tree(transaction: self, box: box)
+    }
+
+    private func remember(_ box: TreeBox) {
+        if recentTrees.count >= 4 { recentTrees.removeLast() }
+        recentTrees.insert(box, at: 0)
     }
 
     /// Whether a tree named `name` exists.

@@ -1,27 +1,5 @@
 import ArborEngine
 
-/// A subject that can answer "does some member of this to-many relationship satisfy this
-/// predicate?" through an index, without reading every member (a semi-join probe).
-protocol MemberProbing {
-    /// How to probe `relationship` for members meeting `predicate`, whatever the owner; nil
-    /// when no index helps (then the evaluator reads the members one by one). The evaluator
-    /// makes it once per fetch and probes with it for every candidate.
-    func memberProbePlan(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> MemberProbePlan?
-    /// Whether some member found through `plan` meets it (`evaluator` checks what the index
-    /// keys cannot).
-    func probeExists(_ plan: MemberProbePlan, evaluator: inout PredicateEvaluator) throws -> Bool
-    /// The store probes read (plans are made per store).
-    var storeIdentity: ObjectIdentifier { get }
-    /// A filter on the row bytes of `relationship`'s members meeting `predicate`; nil when the
-    /// predicate is not a conjunction of exact comparisons of their own attributes.
-    func memberFilter(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> RowFilter?
-    /// Whether some member passes `filter` (rows it cannot filter are evaluated with
-    /// `predicate`), reading members through the foreign-key index until one does; nil when
-    /// the relationship has no foreign-key index.
-    func anyMember(_ relationship: EntityInfo.Relationship, passes filter: RowFilter, else predicate: ObjectPredicate,
-                   evaluator: inout PredicateEvaluator) throws -> Bool?
-}
-
 /// A probe of a compound index of the destination led by the inverse foreign key (for
 /// `SUBQUERY(stopTimes, $x, $x.departureTime BETWEEN …)`, an index on (stop, departureTime)):
 /// the owner's key followed by the ranges the conditions give on the next columns.
@@ -68,14 +46,33 @@ struct MemberProbePlan {
     }
 }
 
-extension RowSubject: MemberProbing {
+extension RowSubject {
+    /// The store probes read (plans are made per store).
     var storeIdentity: ObjectIdentifier { ObjectIdentifier(store) }
 
+    /// Through a compound index led by the inverse foreign key when one serves `predicate`
+    /// (`probeExists`), else by filtering the members' row bytes (`anyMember`).
+    func existsMember(through relationship: EntityInfo.Relationship, meeting predicate: ObjectPredicate,
+                      access: inout PredicateEvaluator.SubqueryAccess?, evaluator: inout PredicateEvaluator) throws -> Bool? {
+        if access?.store != storeIdentity {
+            let probe = memberProbePlan(relationship, predicate: predicate)
+            access = (storeIdentity, probe, probe == nil ? memberFilter(relationship, predicate: predicate) : nil)
+        }
+        if let plan = access?.probe { return try probeExists(plan, evaluator: &evaluator) }
+        if let filter = access?.filter { return try anyMember(relationship, passes: filter, else: predicate, evaluator: &evaluator) }
+        return nil
+    }
+
+    /// A filter on the row bytes of `relationship`'s members meeting `predicate`; nil when the
+    /// predicate is not a conjunction of exact comparisons of their own attributes.
     func memberFilter(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> RowFilter? {
         guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName) else { return nil }
         return RowFilter(predicate, info: destination, store: store)
     }
 
+    /// Whether some member passes `filter` (rows it cannot filter are evaluated with
+    /// `predicate`), reading members through the foreign-key index until one does; nil when
+    /// the relationship has no foreign-key index.
     /// O(log n) per member read, members in foreign-key order, stopping at the first that passes.
     func anyMember(_ relationship: EntityInfo.Relationship, passes filter: RowFilter, else predicate: ObjectPredicate,
                    evaluator: inout PredicateEvaluator) throws -> Bool? {
@@ -105,6 +102,8 @@ extension RowSubject: MemberProbing {
         return found
     }
 
+    /// How to probe `relationship` for members meeting `predicate`, whatever the owner; nil
+    /// when no index helps. Made once per fetch and used for every candidate.
     func memberProbePlan(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> MemberProbePlan? {
         MemberProbePlan(relationship, predicate: predicate, store: store)
     }

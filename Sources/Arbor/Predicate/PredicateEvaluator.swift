@@ -9,6 +9,17 @@ protocol PredicateSubject {
     func attributeValue(slot: Int) throws -> AttributeValue
     func toOneTarget(_ relationship: EntityInfo.Relationship) throws -> ObjectID?
     func toManyMembers(_ relationship: EntityInfo.Relationship) throws -> [ObjectID]
+    /// Answers whether some member of `relationship` meets `predicate` (which mentions no
+    /// variable) through the store's indexes, planning how once per store into `access`; nil
+    /// when the subject cannot (the evaluator then reads the members one by one). A protocol
+    /// requirement rather than a cast: casting the subject cost more than a probe's lookups.
+    func existsMember(through relationship: EntityInfo.Relationship, meeting predicate: ObjectPredicate,
+                      access: inout PredicateEvaluator.SubqueryAccess?, evaluator: inout PredicateEvaluator) throws -> Bool?
+}
+
+extension PredicateSubject {
+    func existsMember(through relationship: EntityInfo.Relationship, meeting predicate: ObjectPredicate,
+                      access: inout PredicateEvaluator.SubqueryAccess?, evaluator: inout PredicateEvaluator) throws -> Bool? { nil }
 }
 
 /// Loads the subject for a related object (following `stop.name`, `stopTimes`).
@@ -42,10 +53,15 @@ struct PredicateEvaluator {
         /// `predicate` with `$variable.key` as `key`, and whether it no longer mentions `$variable`.
         let own: ObjectPredicate
         let selfContained: Bool
-        /// How a subject that can probe answers, planned once per store: through a compound
-        /// index, or by filtering the members' row bytes (nil, nil: member by member).
-        var access: (store: ObjectIdentifier, probe: MemberProbePlan?, filter: RowFilter?)?
+        /// The relationship a one-step collection names on the entity (looked up once).
+        let relationship: EntityInfo.Relationship?
+        /// How a subject that can probe answers, planned once per store.
+        var access: SubqueryAccess?
     }
+
+    /// How a stored subject answers a SUBQUERY: through a compound index, or by filtering the
+    /// members' row bytes (nil, nil: member by member).
+    typealias SubqueryAccess = (store: ObjectIdentifier, probe: MemberProbePlan?, filter: RowFilter?)
 
     init(resolver: SubjectResolver) { self.resolver = resolver }
 
@@ -103,23 +119,17 @@ struct PredicateEvaluator {
             prepared = last
         } else {
             let own = predicate.replacingVariable(variable)
+            var relationship: EntityInfo.Relationship?
+            if case .keyPath(let path) = collection, path.count == 1 { relationship = subject.entity.relationship(named: path[0]) }
             prepared = SubqueryPreparation(predicate: predicate, variable: variable, collection: collection,
                                            entity: ObjectIdentifier(subject.entity), own: own,
-                                           selfContained: !own.mentions(variable), access: nil)
+                                           selfContained: !own.mentions(variable), relationship: relationship, access: nil)
         }
         let own = prepared.own, selfContained = prepared.selfContained
-        if selfContained, let probing = subject as? MemberProbing, case .keyPath(let path) = collection, path.count == 1,
-           let relationship = subject.entity.relationship(named: path[0]) {
-            if prepared.access?.store != probing.storeIdentity {
-                let probe = probing.memberProbePlan(relationship, predicate: own)
-                prepared.access = (probing.storeIdentity, probe, probe == nil ? probing.memberFilter(relationship, predicate: own) : nil)
-            }
+        if selfContained, let relationship = prepared.relationship {
+            let answer = try subject.existsMember(through: relationship, meeting: own, access: &prepared.access, evaluator: &self)
             lastSubquery = prepared
-            if let plan = prepared.access?.probe { return try probing.probeExists(plan, evaluator: &self) }
-            if let filter = prepared.access?.filter,
-               let answer = try probing.anyMember(relationship, passes: filter, else: own, evaluator: &self) {
-                return answer
-            }
+            if let answer { return answer }
         } else {
             lastSubquery = prepared
         }
