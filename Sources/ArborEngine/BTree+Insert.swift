@@ -6,6 +6,24 @@ struct PathEntry {
     let childIndex: Int
 }
 
+/// The dirty leaf the last insert into a tree changed, with the key range its ancestors'
+/// separators assign it (`lower` inclusive, `upper` exclusive; nil: unbounded). The next insert
+/// whose key falls in that range and still fits the leaf goes straight to it, skipping the walk
+/// from the root: an append, or a sorted batch of index entries, mostly stays in one leaf.
+/// Valid while the leaf is the transaction's dirty node for its page (a spill replaces it) and no
+/// split, merge or redistribution moved a separator (`rebalance` clears the hint before any).
+struct LeafHint {
+    let box: TreeBox
+    let id: PageID
+    let node: Node
+    let lower: [UInt8]?
+    let upper: [UInt8]?
+
+    func covers(_ key: [UInt8], in box: TreeBox) -> Bool {
+        self.box === box && (lower.map { compareBytes($0, key) <= 0 } ?? true) && (upper.map { compareBytes(key, $0) < 0 } ?? true)
+    }
+}
+
 extension WriteTransaction {
     /// Inserts or replaces `key` in the tree of `box`; returns the replaced value.
     func insert(_ box: TreeBox, _ key: [UInt8], _ value: LeafValue) throws -> LeafValue? {
@@ -15,6 +33,11 @@ extension WriteTransaction {
             box.info = TreeInfo(root: id, depth: 1, count: 1)
             return nil
         }
+        if let hint = leafHint, hint.covers(key, in: box), dirty[hint.id] === hint.node {
+            var replaced: LeafValue?
+            if insertIfItFits(box, hint.node, key, value, replaced: &replaced) { return replaced }
+        }
+        leafHint = nil
         let path = try touchPath(box, key)
         guard let leaf = path.last?.node else { throw ArborError.internalInconsistency("empty path") }
         let (index, found) = leaf.search(key)
@@ -26,8 +49,40 @@ extension WriteTransaction {
             leaf.insertLeaf(key: key, value: value, at: index)
             box.info.count += 1
         }
+        let fits = leaf.byteSize <= pageSize
         try rebalance(box, path, appendedAtEnd: !found && index == leaf.count - 1, repairUnderflow: false)
+        if fits, let entry = path.last { leafHint = hint(for: box, path: path, leaf: entry) }
         return old
+    }
+
+    /// Inserts into `leaf` (the hinted leaf covering `key`) when the result fits the page,
+    /// setting `replaced` to the value it replaced; false, changing nothing, when it would not
+    /// fit (the caller then takes the path from the root).
+    private func insertIfItFits(_ box: TreeBox, _ leaf: Node, _ key: [UInt8], _ value: LeafValue, replaced: inout LeafValue?) -> Bool {
+        let (index, found) = leaf.search(key)
+        let growth = found ? value.cellBytes - leaf.values[index].cellBytes : leafCellSize(keyLength: key.count, value: value)
+        guard leaf.byteSize + growth <= pageSize else { return false }
+        if found {
+            replaced = leaf.values[index]
+            leaf.replaceLeafValue(at: index, with: value)
+        } else {
+            leaf.insertLeaf(key: key, value: value, at: index)
+            box.info.count += 1
+        }
+        return true
+    }
+
+    /// The hint for the leaf at the end of `path`: its range from the separators around it at
+    /// each level, the innermost bound winning.
+    private func hint(for box: TreeBox, path: [PathEntry], leaf: PathEntry) -> LeafHint? {
+        var lower: [UInt8]?, upper: [UInt8]?
+        for level in 1..<max(path.count, 1) {
+            let parent = path[level - 1].node, child = path[level].childIndex
+            guard child >= 0, child <= parent.keys.count else { return nil }
+            if child > 0 { lower = parent.keys[child - 1] }
+            if child < parent.keys.count { upper = parent.keys[child] }
+        }
+        return LeafHint(box: box, id: leaf.id, node: leaf.node, lower: lower, upper: upper)
     }
 
     /// Copies (if needed) every node from the root to the leaf covering `key`.
@@ -58,6 +113,8 @@ extension WriteTransaction {
             try shrinkRoot(box)
             return
         }
+        // Separators are about to move: no leaf's remembered range can be trusted.
+        leafHint = nil
         var appendHint = appendedAtEnd
         for level in stride(from: path.count - 1, through: 0, by: -1) {
             let entry = path[level]

@@ -28,6 +28,9 @@ public final class WriteTransaction: Transaction {
     var monotoneAllocation = false
     /// Set when an operation failed half-way; the transaction can then only be aborted.
     var failed = false
+    /// The leaf the last insert changed without restructuring, for the next insert (see
+    /// `LeafHint`); cleared by every split, merge or redistribution.
+    var leafHint: LeafHint?
 
     init(database: Database, meta: Meta, reuseLimit: UInt64) {
         self.reuseLimit = reuseLimit
