@@ -3,23 +3,39 @@ extension WriteTransaction {
     /// bytes. Returns the new separator, or nil (changing nothing) when large cells make an even
     /// split that fits two pages impossible.
     func redistributeLeaves(_ left: Node, _ right: Node) -> [UInt8]? {
-        let keys = left.keys + right.keys
-        let values = left.values + right.values
-        let combined = Node(level: 0)
-        combined.keys = keys
-        combined.values = values
-        combined.recomputeSize()
-        let index = splitIndex(combined, packLeft: false, minIndex: 1, maxIndex: keys.count - 1)
-        var leftSize = PageHeader.size
-        for cell in 0..<index { leftSize += leafCellSize(keyLength: keys[cell].count, value: values[cell]) }
-        guard leftSize <= pageSize, combined.byteSize - leftSize + PageHeader.size <= pageSize else { return nil }
-        left.keys = Array(keys[..<index])
-        left.values = Array(values[..<index])
-        right.keys = Array(keys[index...])
-        right.values = Array(values[index...])
+        // The split point over the two leaves' cells as if they were one node (as `splitIndex`
+        // chooses it), found from the cell sizes alone; then only the cells that change sides
+        // move, instead of both leaves being rebuilt.
+        let leftCount = left.keys.count, count = leftCount + right.keys.count
+        guard count >= 2 else { return nil }
+        func size(_ cell: Int) -> Int {
+            cell < leftCount ? leafCellSize(keyLength: left.keys[cell].count, value: left.values[cell])
+                : leafCellSize(keyLength: right.keys[cell - leftCount].count, value: right.values[cell - leftCount])
+        }
+        var total = 0
+        for cell in 0..<count { total += size(cell) }
+        var prefix = size(0), index = 1
+        while index < count - 1 && prefix + size(index) <= total / 2 {
+            prefix += size(index)
+            index += 1
+        }
+        guard PageHeader.size + prefix <= pageSize, PageHeader.size + total - prefix <= pageSize else { return nil }
+        if index < leftCount {
+            right.keys.insert(contentsOf: left.keys[index...], at: 0)
+            right.values.insert(contentsOf: left.values[index...], at: 0)
+            left.keys.removeSubrange(index...)
+            left.values.removeSubrange(index...)
+        } else if index > leftCount {
+            let moved = index - leftCount
+            left.keys.append(contentsOf: right.keys[..<moved])
+            left.values.append(contentsOf: right.values[..<moved])
+            right.keys.removeSubrange(..<moved)
+            right.values.removeSubrange(..<moved)
+        }
         left.recomputeSize()
         right.recomputeSize()
-        return shortestSeparator(keys[index - 1], keys[index])
+        guard let last = left.keys.last, let first = right.keys.first else { return nil }
+        return shortestSeparator(last, first)
     }
 
     /// Removes `key` from the tree of `box`; returns its value, or nil when absent.
