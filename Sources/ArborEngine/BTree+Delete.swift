@@ -8,15 +8,18 @@ extension WriteTransaction {
         // move, instead of both leaves being rebuilt.
         let leftCount = left.keys.count, count = leftCount + right.keys.count
         guard count >= 2 else { return nil }
-        func size(_ cell: Int) -> Int {
-            cell < leftCount ? leafCellSize(keyLength: left.keys[cell].count, value: left.values[cell])
-                : leafCellSize(keyLength: right.keys[cell - leftCount].count, value: right.values[cell - leftCount])
+        // Sizes read from local copies of the arrays (released before the cells move, so the
+        // moves do not copy them): one retain per array, not per cell.
+        var sizes: [Int] = []
+        sizes.reserveCapacity(count)
+        for node in [left, right] {
+            let keys = node.keys, values = node.values
+            for cell in keys.indices { sizes.append(leafCellSize(keyLength: keys[cell].count, value: values[cell])) }
         }
-        var total = 0
-        for cell in 0..<count { total += size(cell) }
-        var prefix = size(0), index = 1
-        while index < count - 1 && prefix + size(index) <= total / 2 {
-            prefix += size(index)
+        let total = sizes.reduce(0, +)
+        var prefix = sizes[0], index = 1
+        while index < count - 1 && prefix + sizes[index] <= total / 2 {
+            prefix += sizes[index]
             index += 1
         }
         guard PageHeader.size + prefix <= pageSize, PageHeader.size + total - prefix <= pageSize else { return nil }

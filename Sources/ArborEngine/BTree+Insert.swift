@@ -241,10 +241,11 @@ extension WriteTransaction {
     /// Where to split `node`: the first cell of the right part (leaf) or the promoted separator
     /// (branch), chosen by bytes so both parts fit a page.
     func splitIndex(_ node: Node, packLeft: Bool, minIndex: Int, maxIndex: Int) -> Int {
-        let sizes = node.keys.indices.map { index in
-            node.isLeaf ? leafCellSize(keyLength: node.keys[index].count, value: node.values[index])
-                : branchCellSize(keyLength: node.keys[index].count)
-        }
+        // Local copies of the arrays: reading a node's arrays cell by cell would retain and
+        // check access on every read.
+        let keys = node.keys, values = node.values
+        let sizes = node.isLeaf ? keys.indices.map { leafCellSize(keyLength: keys[$0].count, value: values[$0]) }
+            : keys.map { branchCellSize(keyLength: $0.count) }
         let total = sizes.reduce(0, +)
         let capacity = pageSize - PageHeader.size
         var prefix = 0

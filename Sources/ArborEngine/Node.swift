@@ -41,6 +41,7 @@ final class Node {
 
     func recomputeSize() {
         var size = PageHeader.size
+        let keys = self.keys, values = self.values  // one retain each, not one per cell
         if isLeaf {
             for index in keys.indices { size += leafCellSize(keyLength: keys[index].count, value: values[index]) }
         } else {
@@ -52,9 +53,15 @@ final class Node {
     // MARK: Leaf mutation
 
     func insertLeaf(key: [UInt8], value: LeafValue, at index: Int) {
-        keys.insert(key, at: index)
-        values.insert(value, at: index)
         byteSize += leafCellSize(keyLength: key.count, value: value)
+        // Appends (the common case of an import) take the cheaper path than a general insert.
+        if index == keys.count {
+            keys.append(key)
+            values.append(value)
+        } else {
+            keys.insert(key, at: index)
+            values.insert(value, at: index)
+        }
     }
 
     func replaceLeafValue(at index: Int, with value: LeafValue) {
