@@ -148,6 +148,10 @@ final class EntityInfo: Sendable {
     }
 
     func relationship(named name: String) -> Relationship? {
+        if relationships.count <= 8 {  // as for attributes: comparing beats hashing
+            for relationship in relationships where relationship.description.name == name { return relationship }
+            return nil
+        }
         if case .relationship(let index) = propertiesByName[name] { return relationships[index] }
         return nil
     }

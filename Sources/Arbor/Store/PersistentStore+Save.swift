@@ -80,8 +80,9 @@ final class SaveWriter {
     /// `flushIndexWrites`: each leaf is then modified once, in sequence, however randomly the
     /// rows of the save hit the index (a large import would otherwise revisit every leaf again
     /// and again after the transaction spilled it).
-    var indexDeletes: [String: [[UInt8]]] = [:]
-    var indexPuts: [String: [([UInt8], [UInt8])]] = [:]
+    /// Keyed by the index description (hashing its identity, not its tree's name, per row).
+    var indexDeletes: [ObjectIdentifier: (tree: String, keys: [[UInt8]])] = [:]
+    var indexPuts: [ObjectIdentifier: (tree: String, entries: [([UInt8], [UInt8])])] = [:]
     var deleted: [RowKey] = []
     var failures: [ValidationFailure] = []
     var conflicts: [SaveConflict] = []
@@ -262,8 +263,10 @@ final class SaveWriter {
             let oldKey = old.flatMap { store.keys.indexKey(index, columns: $0.columns, key: id.primaryKey) }
             let newKey = store.keys.indexKey(index, columns: columns, key: id.primaryKey)
             guard oldKey != newKey else { continue }
-            if let oldKey { indexDeletes[index.tree, default: []].append(oldKey) }
-            if let newKey { indexPuts[index.tree, default: []].append((newKey, store.keys.entryValue(info.code, root: info.rootCode))) }
+            if let oldKey { indexDeletes[ObjectIdentifier(index), default: (index.tree, [])].keys.append(oldKey) }
+            if let newKey {
+                indexPuts[ObjectIdentifier(index), default: (index.tree, [])].entries.append((newKey, store.keys.entryValue(info.code, root: info.rootCode)))
+            }
         }
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
@@ -306,11 +309,13 @@ final class SaveWriter {
     /// Applies the deferred index changes, each tree's in key order (keys end with the row's
     /// primary key, so no key is both removed and added).
     func flushIndexWrites() throws {
-        for (name, keys) in indexDeletes {
+        // Every delete before any put: a tree may collect entries under several descriptions
+        // (an index inherited by sub-entities), and a row's moved entry must end up present.
+        for (name, keys) in indexDeletes.values {
             let tree = try tx.tree(name)
             for key in keys.sorted(by: Self.precedes) { _ = try tree.delete(key) }
         }
-        for (name, entries) in indexPuts {
+        for (name, entries) in indexPuts.values {
             let tree = try tx.tree(name)
             for (key, value) in entries.sorted(by: { Self.precedes($0.0, $1.0) }) { try tree.put(key, value) }
         }
