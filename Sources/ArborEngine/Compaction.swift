@@ -65,19 +65,23 @@ struct CompactWriter {
         var catalog: [([UInt8], LeafValue)] = []
         for name in try source.treeNames() {
             let tree = try source.tree(name)
-            let cursor = try tree.makeCursor()
-            var entries: [([UInt8], LeafValue)] = []
             var builder = LevelBuilder()
-            var more = try cursor.first()
-            while more, let key = cursor.key {
-                let value = try cursor.value()
-                let stored: LeafValue = value.count > Limits.inlineValueLimit(pageSize: pageSize)
-                    ? .overflow(try writeOverflow(value)) : .inline(value)
-                entries.append((key, stored))
-                if entries.count >= 4096 { try flushLeaves(&entries, into: &builder, final: false) }
-                more = try cursor.next()
+            if compress {
+                let cursor = try tree.makeCursor()
+                var entries: [([UInt8], LeafValue)] = []
+                var more = try cursor.first()
+                while more, let key = cursor.key {
+                    let value = try cursor.value()
+                    let stored: LeafValue = value.count > Limits.inlineValueLimit(pageSize: pageSize)
+                        ? .overflow(try writeOverflow(value)) : .inline(value)
+                    entries.append((key, stored))
+                    if entries.count >= 4096 { try flushLeaves(&entries, into: &builder, final: false) }
+                    more = try cursor.next()
+                }
+                try flushLeaves(&entries, into: &builder, final: true)
+            } else {
+                try packLeaves(of: tree, into: &builder)
             }
-            try flushLeaves(&entries, into: &builder, final: true)
             let info = try finishTree(builder, count: UInt64(tree.count))
             report.trees += 1
             report.entries += info.count
@@ -101,6 +105,41 @@ struct CompactWriter {
     /// The children of the level being built: (separator before the child, page).
     struct LevelBuilder {
         var leaves: [(separator: [UInt8], page: PageID, lastKey: [UInt8])] = []
+    }
+
+    /// Copies the leaves of `tree` page by page, cells packed as they are read (no compression).
+    private mutating func packLeaves(of tree: Tree, into builder: inout LevelBuilder) throws {
+        var packer = LeafPacker(pageSize: pageSize)
+        defer { packer.deallocate() }
+        let inlineLimit = Limits.inlineValueLimit(pageSize: pageSize)
+        try tree.forEachUnsafe { key, value in
+            if value.count > inlineLimit {
+                let stored = LeafValue.overflow(try writeOverflow(Array(value)))
+                if packer.count > 0, !packer.fits(leafCellSize(keyLength: key.count, value: stored)) {
+                    try finishPackedLeaf(&packer, into: &builder)
+                }
+                packer.append(key: key, value: stored)
+            } else {
+                if packer.count > 0, !packer.fits(LeafPacker.inlineCellSize(keyLength: key.count, valueLength: value.count)) {
+                    try finishPackedLeaf(&packer, into: &builder)
+                }
+                packer.append(key: key, inlineValue: value)
+            }
+            return true
+        }
+        if packer.count > 0 { try finishPackedLeaf(&packer, into: &builder) }
+    }
+
+    private mutating func finishPackedLeaf(_ packer: inout LeafPacker, into builder: inout LevelBuilder) throws {
+        let id = nextPage
+        let (first, last) = try packer.finish(id: id, txid: Self.txid) { image in
+            try file.write(image, at: UInt64(id) * UInt64(pageSize))
+        }
+        guard nextPage < PageID.max else { throw ArborError.internalInconsistency("page numbers exhausted") }
+        nextPage += 1
+        report.leaves += 1
+        let separator = builder.leaves.last.map { shortestSeparator($0.lastKey, first) } ?? []
+        builder.leaves.append((separator, id, last))
     }
 
     /// Packs `entries` into leaves; keeps a tail back unless `final`, so the next batch can fill it.
