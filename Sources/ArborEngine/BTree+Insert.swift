@@ -41,14 +41,7 @@ extension WriteTransaction {
         let path = try touchPath(box, key)
         guard let leaf = path.last?.node else { throw ArborError.internalInconsistency("empty path") }
         let (index, found) = leaf.search(key)
-        var old: LeafValue?
-        if found {
-            old = leaf.values[index]
-            leaf.replaceLeafValue(at: index, with: value)
-        } else {
-            leaf.insertLeaf(key: key, value: value, at: index)
-            box.info.count += 1
-        }
+        let old = place(key, value, in: leaf, at: index, found: found, box: box)
         let fits = leaf.byteSize <= pageSize
         try rebalance(box, path, appendedAtEnd: !found && index == leaf.count - 1, repairUnderflow: false)
         if fits, let entry = path.last { leafHint = hint(for: box, path: path, leaf: entry) }
@@ -62,14 +55,21 @@ extension WriteTransaction {
         let (index, found) = leaf.search(key)
         let growth = found ? value.cellBytes - leaf.values[index].cellBytes : leafCellSize(keyLength: key.count, value: value)
         guard leaf.byteSize + growth <= pageSize else { return false }
-        if found {
-            replaced = leaf.values[index]
-            leaf.replaceLeafValue(at: index, with: value)
-        } else {
-            leaf.insertLeaf(key: key, value: value, at: index)
-            box.info.count += 1
-        }
+        replaced = place(key, value, in: leaf, at: index, found: found, box: box)
         return true
+    }
+
+    /// Puts `value` under `key` at `index` of `leaf` (replacing the value there when `found`);
+    /// returns the replaced value.
+    private func place(_ key: [UInt8], _ value: LeafValue, in leaf: Node, at index: Int, found: Bool, box: TreeBox) -> LeafValue? {
+        if found {
+            let old = leaf.values[index]
+            leaf.replaceLeafValue(at: index, with: value)
+            return old
+        }
+        leaf.insertLeaf(key: key, value: value, at: index)
+        box.info.count += 1
+        return nil
     }
 
     /// The hint for the leaf at the end of `path`: its range from the separators around it at
