@@ -25,63 +25,34 @@ struct LeafPacker {
         PageHeader.size + 2 * count + (pageSize - cellStart) + cellSize <= pageSize
     }
 
-    /// The bytes (slot included) of a cell holding `value` inline.
-    static func inlineCellSize(keyLength: Int, valueLength: Int) -> Int {
-        2 + varintLength(UInt64(keyLength)) + keyLength + varintLength(UInt64(valueLength) << 1) + valueLength
-    }
-
     /// Appends the cell for `key` with `value` inline; the caller checked `fits` (or the page is empty).
     mutating func append(key: UnsafeRawBufferPointer, inlineValue value: UnsafeRawBufferPointer) {
-        let start = cellStart - (Self.inlineCellSize(keyLength: key.count, valueLength: value.count) - 2)
-        image.putU16(UInt16(start), at: PageHeader.size + 2 * count)
-        var position = start
-        position += image.putVarint(UInt64(key.count), at: position)
-        position += image.putVarint(UInt64(value.count) << 1, at: position)
-        position = copyBytes(key, at: position)
-        _ = copyBytes(value, at: position)
-        cellStart = start
-        if count == 0 { firstKey = Array(key) }
-        count += 1
+        let start = reserve(inlineLeafCellSize(keyLength: key.count, valueLength: value.count), firstKey: key)
+        _ = image.putInlineLeafCell(key: key, value: value, at: start)
     }
 
-    /// Appends the cell for `key` and its stored value; the caller checked `fits` (or the page is empty).
-    mutating func append(key: UnsafeRawBufferPointer, value: LeafValue) {
-        let cellSize = leafCellSize(keyLength: key.count, value: value) - 2
-        let start = cellStart - cellSize
+    /// Appends the cell for `key` whose value is in the overflow chain `ref`; the caller checked
+    /// `fits` (or the page is empty).
+    mutating func append(key: UnsafeRawBufferPointer, overflow ref: OverflowRef) {
+        let start = reserve(leafCellSize(keyLength: key.count, value: .overflow(ref)), firstKey: key)
+        _ = image.putOverflowLeafCell(key: key, ref: ref, at: start)
+    }
+
+    /// Claims room for a cell of `cellSize` bytes (slot included) and its slot; returns where the cell starts.
+    private mutating func reserve(_ cellSize: Int, firstKey key: UnsafeRawBufferPointer) -> Int {
+        let start = cellStart - (cellSize - 2)
         image.putU16(UInt16(start), at: PageHeader.size + 2 * count)
-        var position = start
-        position += image.putVarint(UInt64(key.count), at: position)
-        switch value {
-        case .inline(let bytes):
-            position += image.putVarint(UInt64(bytes.count) << 1, at: position)
-            position = copyBytes(key, at: position)
-            _ = bytes.withUnsafeBytes { copyBytes($0, at: position) }
-        case .overflow(let ref):
-            position += image.putVarint(UInt64(ref.rawLength) << 1 | 1, at: position)
-            position = copyBytes(key, at: position)
-            image.putU32(ref.firstPage, at: position)
-            position += 4
-            position += image.putVarint(UInt64(ref.storedLength), at: position)
-        }
         cellStart = start
         if count == 0 { firstKey = Array(key) }
         count += 1
+        return start
     }
 
     /// The key of the cell appended last (it starts the cell area).
     private var lastKey: [UInt8] {
         let raw = UnsafeRawBufferPointer(image)
-        guard let (keyLength, keySize) = raw.varint(cellStart, limit: pageSize),
-              let (_, headerSize) = raw.varint(cellStart + keySize, limit: pageSize) else { return [] }
-        let start = cellStart + keySize + headerSize
-        return Array(raw[start..<min(pageSize, start + Int(keyLength))])
-    }
-
-    private func copyBytes(_ bytes: UnsafeRawBufferPointer, at position: Int) -> Int {
-        if let base = bytes.baseAddress, let target = image.baseAddress, bytes.count > 0 {
-            (target + position).copyMemory(from: base, byteCount: bytes.count)
-        }
-        return position + bytes.count
+        let cell = compactLeafCell(in: raw, at: cellStart, limit: pageSize)
+        return Array(raw[cell.key..<min(pageSize, cell.value)])
     }
 
     /// Seals the packed page as page `id` and hands its image to `write`; returns its first and
@@ -93,7 +64,7 @@ struct LeafPacker {
         image.putU32(id, at: PageHeader.pageNumber)
         image.putU64(txid, at: PageHeader.txid)
         image.putU32(0, at: PageHeader.extra)
-        image.putU32(PageChecksum.compute(UnsafeRawBufferPointer(rebasing: image[4...])), at: PageHeader.checksum)
+        sealPage(image)
         try write(UnsafeRawBufferPointer(image))
         let keys = (firstKey, lastKey)
         image.initializeMemory(as: UInt8.self, repeating: 0)

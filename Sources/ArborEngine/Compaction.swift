@@ -114,13 +114,13 @@ struct CompactWriter {
         let inlineLimit = Limits.inlineValueLimit(pageSize: pageSize)
         try tree.forEachUnsafe { key, value in
             if value.count > inlineLimit {
-                let stored = LeafValue.overflow(try writeOverflow(Array(value)))
-                if packer.count > 0, !packer.fits(leafCellSize(keyLength: key.count, value: stored)) {
+                let ref = try writeOverflow(Array(value))
+                if packer.count > 0, !packer.fits(leafCellSize(keyLength: key.count, value: .overflow(ref))) {
                     try finishPackedLeaf(&packer, into: &builder)
                 }
-                packer.append(key: key, value: stored)
+                packer.append(key: key, overflow: ref)
             } else {
-                if packer.count > 0, !packer.fits(LeafPacker.inlineCellSize(keyLength: key.count, valueLength: value.count)) {
+                if packer.count > 0, !packer.fits(inlineLeafCellSize(keyLength: key.count, valueLength: value.count)) {
                     try finishPackedLeaf(&packer, into: &builder)
                 }
                 packer.append(key: key, inlineValue: value)

@@ -144,38 +144,22 @@ final class Node {
             buffer.putU16(UInt16(start), at: PageHeader.size + 2 * index)
             var position = start
             if isLeaf {
-                switch values[index] {
-                case .inline(let value):
-                    position += buffer.putVarint(UInt64(key.count), at: position)
-                    position += buffer.putVarint(UInt64(value.count) << 1, at: position)
-                    position = copy(key, to: buffer, at: position)
-                    position = copy(value, to: buffer, at: position)
-                case .overflow(let ref):
-                    // No compressed flag: a chain is compressed exactly when it is shorter than the value.
-                    position += buffer.putVarint(UInt64(key.count), at: position)
-                    position += buffer.putVarint(UInt64(ref.rawLength) << 1 | 1, at: position)
-                    position = copy(key, to: buffer, at: position)
-                    buffer.putU32(ref.firstPage, at: position)
-                    position += 4
-                    position += buffer.putVarint(UInt64(ref.storedLength), at: position)
+                key.withUnsafeBytes { key in
+                    switch values[index] {
+                    case .inline(let value): _ = value.withUnsafeBytes { buffer.putInlineLeafCell(key: key, value: $0, at: position) }
+                    case .overflow(let ref): _ = buffer.putOverflowLeafCell(key: key, ref: ref, at: position)
+                    }
                 }
             } else {
                 buffer.putU32(children[index + 1], at: position)
                 position += 4
                 position += buffer.putVarint(UInt64(key.count), at: position)
-                position = copy(key, to: buffer, at: position)
+                _ = key.withUnsafeBytes { buffer.putBytes($0, at: position) }
             }
             cellEnd = start
         }
-        buffer.putU32(PageChecksum.compute(UnsafeRawBufferPointer(rebasing: buffer[4...])), at: PageHeader.checksum)
+        sealPage(buffer)
     }
-}
-
-@inline(__always) private func copy(_ bytes: [UInt8], to buffer: UnsafeMutableRawBufferPointer, at position: Int) -> Int {
-    bytes.withUnsafeBytes { source in
-        UnsafeMutableRawBufferPointer(rebasing: buffer[position..<(position + source.count)]).copyMemory(from: source)
-    }
-    return position + bytes.count
 }
 
 /// Stores the checksum of a fully built page image.

@@ -49,10 +49,8 @@ final class Page: @unchecked Sendable {
         let raw = self.raw
         if level == 0 {
             if compactCells {
-                // keyLength varint, value header varint, key
-                let (keyLength, keyLengthSize) = raw.varint(offset, limit: size) ?? (0, 1)
-                let position = offset + keyLengthSize
-                return (position + (raw.varint(position, limit: size)?.length ?? 1), Int(keyLength))
+                let cell = compactLeafCell(in: raw, at: offset, limit: size)
+                return (cell.key, cell.keyLength)
             }
             // flags, keyLength varint, [valueLength varint], key
             var position = offset + 1
@@ -81,10 +79,7 @@ final class Page: @unchecked Sendable {
         let offset = cellOffset(index)
         let raw = self.raw
         if compactCells {
-            let (keyLength, keyLengthSize) = raw.varint(offset, limit: size) ?? (0, 1)
-            var position = offset + keyLengthSize
-            let (header, headerSize) = raw.varint(position, limit: size) ?? (0, 1)
-            position += headerSize + Int(keyLength)
+            let (_, _, header, position) = compactLeafCell(in: raw, at: offset, limit: size)
             if header & 1 == 0 {
                 return .inline(Array(raw[position..<(position + Int(header >> 1))]))
             }
@@ -120,14 +115,10 @@ final class Page: @unchecked Sendable {
         let offset = cellOffset(index)
         let raw = self.raw
         if compactCells {
-            let (keyLength, keyLengthSize) = raw.varint(offset, limit: size) ?? (0, 1)
-            var position = offset + keyLengthSize
-            let (header, headerSize) = raw.varint(position, limit: size) ?? (0, 1)
-            position += headerSize
-            let keyEnd = position + Int(keyLength)
-            let key = UnsafeRawBufferPointer(rebasing: raw[position..<keyEnd])
-            if header & 1 != 0 { return try body(key, nil) }
-            return try body(key, UnsafeRawBufferPointer(rebasing: raw[keyEnd..<(keyEnd + Int(header >> 1))]))
+            let cell = compactLeafCell(in: raw, at: offset, limit: size)
+            let key = UnsafeRawBufferPointer(rebasing: raw[cell.key..<cell.value])
+            if cell.header & 1 != 0 { return try body(key, nil) }
+            return try body(key, UnsafeRawBufferPointer(rebasing: raw[cell.value..<(cell.value + Int(cell.header >> 1))]))
         }
         let flags = raw[offset]
         var position = offset + 1

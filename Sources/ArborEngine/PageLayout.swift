@@ -71,11 +71,14 @@ enum LeafValue: Equatable, Sendable {
     /// counting the key.
     var cellBytes: Int {
         switch self {
-        case .inline(let bytes): return varintLength(UInt64(bytes.count) << 1) + bytes.count
+        case .inline(let bytes): return Self.inlineCellBytes(bytes.count)
         case .overflow(let ref):
             return varintLength(UInt64(ref.rawLength) << 1 | 1) + 4 + varintLength(UInt64(ref.storedLength))
         }
     }
+
+    /// Bytes an inline value of `length` bytes occupies inside a compact leaf cell.
+    @inline(__always) static func inlineCellBytes(_ length: Int) -> Int { varintLength(UInt64(length) << 1) + length }
 
     /// Bytes the value occupies inside a flagged (type 3) leaf cell, its length varints included.
     var flaggedCellBytes: Int {
@@ -92,6 +95,53 @@ enum LeafCellFlag {
     static let overflow: UInt8 = 1
     static let compressed: UInt8 = 2
     static let all: UInt8 = 3
+}
+
+extension UnsafeMutableRawBufferPointer {
+    /// Copies `bytes` to `position`; returns the position after them.
+    @inline(__always) func putBytes(_ bytes: UnsafeRawBufferPointer, at position: Int) -> Int {
+        if !bytes.isEmpty { UnsafeMutableRawBufferPointer(rebasing: self[position..<(position + bytes.count)]).copyMemory(from: bytes) }
+        return position + bytes.count
+    }
+
+    /// Writes a compact (type 6) leaf cell holding `value` inline at `position`: key length,
+    /// value header, key, value. Returns the position after it.
+    @inline(__always) func putInlineLeafCell(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, at position: Int) -> Int {
+        var position = position
+        position += putVarint(UInt64(key.count), at: position)
+        position += putVarint(UInt64(value.count) << 1, at: position)
+        return putBytes(value, at: putBytes(key, at: position))
+    }
+
+    /// Writes a compact leaf cell whose value is in the overflow chain `ref` at `position`: key
+    /// length, value header, key, first page, stored length. No compressed flag: a chain is
+    /// compressed exactly when it is shorter than the value. Returns the position after it.
+    @inline(__always) func putOverflowLeafCell(key: UnsafeRawBufferPointer, ref: OverflowRef, at position: Int) -> Int {
+        var position = position
+        position += putVarint(UInt64(key.count), at: position)
+        position += putVarint(UInt64(ref.rawLength) << 1 | 1, at: position)
+        position = putBytes(key, at: position)
+        putU32(ref.firstPage, at: position)
+        return position + 4 + putVarint(UInt64(ref.storedLength), at: position + 4)
+    }
+}
+
+/// Where the parts of the compact (type 6) leaf cell at `offset` of `raw` lie: the key's start and
+/// length, the value header (bit 0: overflow; above it, the value length) and where the value
+/// starts. Reads varints only below `limit`; a malformed one reads as zero (pages are validated
+/// before their cells are read, see `Page.validateCells`).
+@inline(__always) func compactLeafCell(in raw: UnsafeRawBufferPointer, at offset: Int, limit: Int)
+    -> (key: Int, keyLength: Int, header: UInt64, value: Int) {
+    let (keyLength, keyLengthSize) = raw.varint(offset, limit: limit) ?? (0, 1)
+    let headerStart = offset + keyLengthSize
+    let (header, headerSize) = raw.varint(headerStart, limit: limit) ?? (0, 1)
+    let key = headerStart + headerSize
+    return (key, Int(keyLength), header, key + Int(keyLength))
+}
+
+/// The bytes a compact leaf cell holding a value of `valueLength` bytes inline needs, slot included.
+@inline(__always) func inlineLeafCellSize(keyLength: Int, valueLength: Int) -> Int {
+    2 + varintLength(UInt64(keyLength)) + keyLength + LeafValue.inlineCellBytes(valueLength)
 }
 
 /// The bytes a compact leaf cell needs (what writers create), slot included.

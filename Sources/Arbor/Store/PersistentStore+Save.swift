@@ -70,7 +70,6 @@ final class SaveWriter {
     var orderAssignments: [OrderKey: Int64] = [:]
     var appendCursors: [OwnerKey: Int64] = [:]
     var written: [ObjectID: StoredRow] = [:]
-    private var lastRowTree: (name: String, tree: Tree)?
     /// Off for a batch insert without unique indexes: nobody reads the rows back (the row cache
     /// holds no new row, and only uniqueness checks look at them).
     var keepsWrittenRows = true
@@ -270,17 +269,8 @@ final class SaveWriter {
         }
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
-        try rowTree(info.rowTree).put(store.keys.rowKey(id.primaryKey), RowCodec.encode(row))
+        try tx.tree(info.rowTree).put(store.keys.rowKey(id.primaryKey), RowCodec.encode(row))
         if keepsWrittenRows { written[id] = row }
-    }
-
-    /// The tree named `name`, kept while consecutive rows share it (its lookup by name hashes
-    /// the name).
-    private func rowTree(_ name: String) throws -> Tree {
-        if let cached = lastRowTree, cached.name == name { return cached.tree }
-        let tree = try tx.tree(name)
-        lastRowTree = (name, tree)
-        return tree
     }
 
     private func deleteRow(_ delete: SaveRequest.RowDelete) throws {
