@@ -63,6 +63,10 @@ public final class Database: Sendable {
     let cache: PageCache
     let registry: ReaderRegistry
     let state: Locked<State>
+    /// Catalog records of the newest snapshot read transactions looked trees up in, by name:
+    /// the read transactions of one snapshot (every fetch between two commits) skip the catalog
+    /// walk. A committed snapshot's records never change, so the snapshot id is the whole key.
+    private let treeInfoCache = Locked<(snapshot: UInt64, trees: [String: TreeInfo])>((0, [:]))
 
     /// Opens the store file at `path`, creating it when missing (unless read-only).
     /// - Throws: `ArborError` naming what is wrong: not an Arbor file, a newer format, a
@@ -106,14 +110,28 @@ public final class Database: Sendable {
         // A lock file behind the file's newest commit (the file was copied in, or its last writer
         // died before publishing) would make every read transaction re-read the meta pages: repair
         // it now, as the next writer would, unless a writer is at work.
-        if let lockFile, (try? lockFile.publishedCommit()) != meta.txid, registry.tryLockWriter() {
+        if let lockFile, lockFile.publishedCommit() != meta.txid, registry.tryLockWriter() {
             defer { registry.unlockWriter() }
             meta = try Meta.readCurrent(from: file, path: path)
-            if (try? lockFile.publishedCommit()) != meta.txid { try? lockFile.publishCommit(meta.txid) }
+            if lockFile.publishedCommit() != meta.txid { lockFile.publishCommit(meta.txid) }
         }
         if meta.isCompressed && !options.readOnly { throw ArborError.compressedFileIsReadOnly }
         self.pageSize = meta.pageSize
         self.state = Locked(State(meta: meta))
+    }
+
+    /// The validated catalog record of tree `name` in committed snapshot `snapshot`, if cached.
+    func cachedTreeInfo(_ name: String, snapshot: UInt64) -> TreeInfo? {
+        treeInfoCache.withLock { $0.snapshot == snapshot ? $0.trees[name] : nil }
+    }
+
+    /// Remembers a validated catalog record of a committed snapshot (a newer snapshot replaces
+    /// the records of an older one; an older reader's records are not kept).
+    func cacheTreeInfo(_ info: TreeInfo, name: String, snapshot: UInt64) {
+        treeInfoCache.withLock { cache in
+            if snapshot > cache.snapshot { cache = (snapshot, [:]) }
+            if snapshot == cache.snapshot { cache.trees[name] = info }
+        }
     }
 
     // MARK: Transactions
@@ -121,14 +139,15 @@ public final class Database: Sendable {
     /// Starts a read transaction on the newest committed snapshot. It never blocks and is never
     /// blocked by the writer. Call `close()` (or let it deinit) to release the snapshot: an open
     /// reader pins the pages of its snapshot, so the file grows while it stays open.
-    /// - Complexity: O(1) in-process; a few `pread`s on the lock file otherwise.
+    /// - Complexity: O(1), no system call (the lock file is mapped); a meta-page read when
+    ///   another process committed since.
     public func beginRead() throws -> Transaction {
         for _ in 0..<1000 {
             let meta = try currentMeta()
-            try registry.register(meta.txid)
+            registry.register(meta.txid)
             // Another process may have committed between reading the meta and publishing our slot;
             // if so, its successor may already reuse pages of `meta`: retry on the newer snapshot.
-            if let lockFile = registry.lockFile, try lockFile.publishedCommit() != meta.txid,
+            if let lockFile = registry.lockFile, lockFile.publishedCommit() != meta.txid,
                try Meta.readCurrent(from: file, path: path).txid != meta.txid {
                 registry.unregister(meta.txid)
                 continue
@@ -182,7 +201,7 @@ public final class Database: Sendable {
     /// The newest committed meta, re-read from disk when another process committed since.
     func currentMeta() throws -> Meta {
         let cached = state.withLock { $0.meta }
-        guard let lockFile = registry.lockFile, try lockFile.publishedCommit() != cached.txid else { return cached }
+        guard let lockFile = registry.lockFile, lockFile.publishedCommit() != cached.txid else { return cached }
         return try adoptDiskMeta()
     }
 
@@ -203,7 +222,7 @@ public final class Database: Sendable {
         guard let lockFile = registry.lockFile else { return state.withLock { $0.meta } }
         let meta = try adoptDiskMeta()
         // Repair a publication lost when a writer died between its meta sync and publishing.
-        if try lockFile.publishedCommit() != meta.txid { try lockFile.publishCommit(meta.txid) }
+        if lockFile.publishedCommit() != meta.txid { lockFile.publishCommit(meta.txid) }
         return meta
     }
 
@@ -223,7 +242,7 @@ public final class Database: Sendable {
             $0.meta = meta
             $0.metaUnsynced = !metaSynced
         }
-        try? registry.lockFile?.publishCommit(meta.txid)
+        registry.lockFile?.publishCommit(meta.txid)
     }
 
     func poison() { state.withLock { $0.poisoned = true } }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
+import Synchronization
 
 /// Tracks which snapshots open readers use, so the writer never reuses a page they can reach,
 /// and serializes writers. In-process bookkeeping always; across processes through a lock file.
@@ -25,18 +26,12 @@ final class ReaderRegistry: Sendable {
 
     /// Registers a reader of snapshot `txid`. Afterwards the writer will not reuse pages freed
     /// after `txid` until `unregister` is called.
-    func register(_ txid: UInt64) throws {
-        try state.withLock { state in
+    func register(_ txid: UInt64) {
+        state.withLock { state in
             state.readers[txid, default: 0] += 1
             if let lockFile, state.published == 0 || txid < state.published {
-                do {
-                    try lockFile.publishSlot(txid)
-                    state.published = txid
-                } catch {
-                    state.readers[txid, default: 1] -= 1
-                    if state.readers[txid] == 0 { state.readers[txid] = nil }
-                    throw error
-                }
+                lockFile.publishSlot(txid)
+                state.published = txid
             }
         }
     }
@@ -48,8 +43,8 @@ final class ReaderRegistry: Sendable {
             guard let lockFile else { return }
             let minimum = state.readers.keys.min() ?? 0
             if minimum != state.published {
-                // A failed publish leaves an older (smaller) value, which is only more conservative.
-                if (try? lockFile.publishSlot(minimum)) != nil { state.published = minimum }
+                lockFile.publishSlot(minimum)
+                state.published = minimum
             }
         }
     }
@@ -96,8 +91,12 @@ final class ReaderRegistry: Sendable {
 /// one slot while it has the database open and proves it is alive by holding an open-file-
 /// description (OFD) write lock on byte `livenessBase + i`; a slot whose byte is unlocked is stale.
 /// Byte 0 is the writer lock, byte 1 guards slot claiming.
+///
+/// The first page is mapped shared: the committed id and the slots are read and written with
+/// sequentially consistent atomic operations on the mapping, so a read transaction costs no
+/// system call (a `pread`/`pwrite` pair each cost about as much as a small fetch).
 final class LockFile: @unchecked Sendable {
-    // The descriptor and slot are fixed after init; OFD locks and pread/pwrite are thread-safe.
+    // The descriptor, mapping and slot are fixed after init; OFD locks and atomics are thread-safe.
     static let slotCount = 252
     static let slotsOffset: UInt64 = 64
     static let livenessBase: Int64 = 1 << 20
@@ -112,6 +111,8 @@ final class LockFile: @unchecked Sendable {
 
     let path: String
     private let descriptor: Int32
+    /// The first `size` bytes of the file, mapped shared with every process that has it open.
+    private let mapping: UnsafeMutableRawPointer
     let slot: Int
 
     /// Opens or creates the lock file and claims a reader slot. Returns nil when the lock file
@@ -143,6 +144,10 @@ final class LockFile: @unchecked Sendable {
             header.withUnsafeMutableBytes { $0.putU32(UInt32(Self.slotCount), at: 16) }
             try Self.write(descriptor, header, at: 0)
         }
+        guard let mapped = mmap(nil, Self.size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else {
+            throw ArborError.io(operation: "map \(path)", errno: errno)
+        }
+        mapping = mapped
         var claimed: Int?
         for index in 0..<Self.slotCount {
             if try !Self.isLocked(descriptor, byte: Self.livenessBase + Int64(index)),
@@ -151,54 +156,58 @@ final class LockFile: @unchecked Sendable {
                 break
             }
         }
-        guard let claimed else { throw ArborError.readerTableFull(slots: Self.slotCount) }
+        guard let claimed else {
+            munmap(mapped, Self.size)
+            throw ArborError.readerTableFull(slots: Self.slotCount)
+        }
         slot = claimed
-        var record: [UInt8] = []
-        record.appendU64(0)
-        record.appendU64(UInt64(getpid()))
-        try Self.write(descriptor, record, at: Self.slotsOffset + UInt64(16 * claimed))
+        store(0, at: Self.slotOffset(claimed))
+        store(UInt64(getpid()), at: Self.slotOffset(claimed) + 8)
     }
 
     deinit {
-        var record: [UInt8] = []
-        record.appendU64(0)
-        record.appendU64(0)
-        try? Self.write(descriptor, record, at: Self.slotsOffset + UInt64(16 * slot))
+        store(0, at: Self.slotOffset(slot))
+        store(0, at: Self.slotOffset(slot) + 8)
+        munmap(mapping, Self.size)
         close(descriptor)  // releases every OFD lock held through this descriptor
     }
 
-    func publishSlot(_ txid: UInt64) throws {
-        var record: [UInt8] = []
-        record.appendU64(txid)
-        try Self.write(descriptor, record, at: Self.slotsOffset + UInt64(16 * slot))
+    private static func slotOffset(_ index: Int) -> Int { Int(slotsOffset) + 16 * index }
+
+    // Little-endian in the file, like every other integer Arbor stores. Sequentially consistent:
+    // a reader stores its slot then loads the committed id, a writer stores the committed id
+    // then (in its next transaction) loads the slots; neither pair may be reordered.
+    private func load(at offset: Int) -> UInt64 {
+        UInt64(littleEndian: (mapping + offset).assumingMemoryBound(to: Atomic<UInt64>.self).pointee.load(ordering: .sequentiallyConsistent))
+    }
+
+    private func store(_ value: UInt64, at offset: Int) {
+        (mapping + offset).assumingMemoryBound(to: Atomic<UInt64>.self).pointee.store(value.littleEndian, ordering: .sequentiallyConsistent)
+    }
+
+    /// Publishes `txid` (0: none) as the oldest snapshot this process reads. No system call.
+    func publishSlot(_ txid: UInt64) {
+        store(txid, at: Self.slotOffset(slot))
     }
 
     /// The smallest snapshot published by another live process (or another handle of this one).
     func oldestForeignSlot() throws -> UInt64? {
-        var table = [UInt8](repeating: 0, count: 16 * Self.slotCount)
-        let read = table.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(Self.slotsOffset)) }
-        guard read == table.count else { throw ArborError.io(operation: "read reader table", errno: errno) }
         var oldest: UInt64?
         for index in 0..<Self.slotCount where index != slot {
-            let txid = table.withUnsafeBytes { $0.u64(16 * index) }
+            let txid = load(at: Self.slotOffset(index))
             guard txid != 0, try Self.isLocked(descriptor, byte: Self.livenessBase + Int64(index)) else { continue }
             oldest = min(oldest ?? txid, txid)
         }
         return oldest
     }
 
-    /// The last committed transaction id published by a writer.
-    func publishedCommit() throws -> UInt64 {
-        var value: UInt64 = 0
-        let read = withUnsafeMutableBytes(of: &value) { pread(descriptor, $0.baseAddress, 8, 8) }
-        guard read == 8 else { throw ArborError.io(operation: "read lock file", errno: errno) }
-        return UInt64(littleEndian: value)
+    /// The last committed transaction id published by a writer. No system call.
+    func publishedCommit() -> UInt64 {
+        load(at: 8)
     }
 
-    func publishCommit(_ txid: UInt64) throws {
-        var record: [UInt8] = []
-        record.appendU64(txid)
-        try Self.write(descriptor, record, at: 8)
+    func publishCommit(_ txid: UInt64) {
+        store(txid, at: 8)
     }
 
     func lockWriter() throws { try Self.lock(descriptor, byte: Self.writerByte, exclusive: true, wait: true) }

@@ -72,9 +72,17 @@ public class Transaction {
             remember(box)
             return Tree(transaction: self, box: box)
         }
-        guard let record = try get(catalogBox, Array(name.utf8)) else { throw ArborError.treeNotFound(name) }
-        let info = try TreeInfo.decode(record, context: "catalog entry \"\(name)\"")
-        try validate(info, name: name)
+        // A write transaction's catalog changes under it: only read transactions share records.
+        let shares = !isWritable
+        let info: TreeInfo
+        if shares, let cached = database.cachedTreeInfo(name, snapshot: meta.txid) {
+            info = cached
+        } else {
+            guard let record = try get(catalogBox, Array(name.utf8)) else { throw ArborError.treeNotFound(name) }
+            info = try TreeInfo.decode(record, context: "catalog entry \"\(name)\"")
+            try validate(info, name: name)
+            if shares { database.cacheTreeInfo(info, name: name, snapshot: meta.txid) }
+        }
         let box = TreeBox(name: name, info: info)
         openTrees[name] = box
         remember(box)

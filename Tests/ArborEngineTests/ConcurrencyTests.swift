@@ -66,18 +66,20 @@ struct ConcurrencyTests {
 
     /// A reader on a second handle (its own lock-file slot, as another process has) pins its
     /// snapshot: the writer on the first handle must not reuse its pages, however many commits run.
+    /// The reader's page cache is far smaller than the tree (and the tree has more leaves than a
+    /// transaction remembers), so its second pass reads the file again.
     @Test("a reader through another handle keeps its snapshot while the writer reuses pages")
     func readerOnSecondHandleIsProtected() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("two-handles.arbor")
         let writerHandle = try Database.open(path: path)
-        try writerHandle.update { tx in try fill(try tx.createTree("t"), count: 3000, valueLength: 60) }
-        let readerHandle = try Database.open(path: path)
+        try writerHandle.update { tx in try fill(try tx.createTree("t"), count: 3000, valueLength: 600) }
+        let readerHandle = try Database.open(path: path, options: Database.Options(cacheBytes: 8 * Limits.defaultPageSize))
         let reader = try readerHandle.beginRead()
         let before = try reader.tree("t").entries()
         let sizeBefore = try writerHandle.info().fileSize
         for round in 1...40 {
-            try writerHandle.update { tx in try fill(try tx.tree("t"), count: 3000, valueLength: 60 + round % 3) }
+            try writerHandle.update { tx in try fill(try tx.tree("t"), count: 3000, valueLength: 600 + round % 3) }
         }
         let pinnedSize = try writerHandle.info().fileSize
         let after = try reader.tree("t").entries()
@@ -86,7 +88,7 @@ struct ConcurrencyTests {
         reader.close()
         // Once the reader is gone, freed pages are reused: the file stops growing.
         for round in 1...40 {
-            try writerHandle.update { tx in try fill(try tx.tree("t"), count: 3000, valueLength: 60 + round % 3) }
+            try writerHandle.update { tx in try fill(try tx.tree("t"), count: 3000, valueLength: 600 + round % 3) }
         }
         let unpinnedGrowth = try writerHandle.info().fileSize - pinnedSize
         print("long reader: file grew from \(sizeBefore) to \(pinnedSize) bytes over 40 rewrites of 3,000 entries while pinned; \(unpinnedGrowth) bytes over 40 more after release")

@@ -8,7 +8,7 @@ struct TransitProfile: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "transit-profile", shouldDisplay: false)
     @Option var data = "/tmp/transit"
     @Option var path = NSTemporaryDirectory() + "arbor-profile.arbor"
-    @Option(help: "geo80, geo800, subquery, prefix, normalized, iterate, count, import") var query = "geo80"
+    @Option(help: "geo80, geo800, empty (a box off the map: the fixed cost of a fetch), subquery, prefix, normalized, iterate, count, import") var query = "geo80"
     @Option var repeats = 1000
     @Option(name: .customLong("max-stop-times")) var maxStopTimes = Int.max
     @Flag(help: "Declare the compound (stop, departureTime) index (use a separate --path).") var compound = false
@@ -42,6 +42,10 @@ struct TransitProfile: ParsableCommand {
         switch query {
         case "geo80": latencies = try side.geo(points, meters: 80).latencies
         case "geo800": latencies = try side.geo(points, meters: 800).latencies
+        case "empty":
+            var offMap = points
+            offMap.points = offMap.points.map { _ in (latitude: 0, longitude: 0) }
+            latencies = try side.geo(offMap, meters: 80).latencies
         case "subquery": latencies = try side.subquery(points).latencies
         case "prefix": latencies = try side.prefix(points, normalizedAttribute: false).latencies
         case "normalized": latencies = try side.prefix(points, normalizedAttribute: true).latencies
