@@ -35,7 +35,8 @@ struct GTFSImportCommand: ParsableCommand {
     @Option(help: "Prepended to the feed's stop IDs.") var prefix = ""
     @Flag(name: .customLong("skip-bad-rows"), help: "Skip rows that break the GTFS rules and count them, instead of failing.")
     var skipBadRows = false
-    @Option(name: .customLong("batch-size"), help: "Stop times per batch insert, each one transaction (more: fewer commits, more memory).") var batchSize = 50_000
+    @Option(name: .customLong("batch-size"), help: "Stop times per batch insert, each one transaction (more: fewer commits, more memory).") var batchSize = GTFSImportOptions().batchSize
+    @Option(name: .customLong("memory-mib"), help: "MiB of modified pages a batch keeps in memory before writing them early (less: less memory, a slower import).") var memoryMiB = GTFSImportOptions().maxDirtyBytes >> 20
     @Flag(help: "Print the result as JSON.") var json = false
 
     struct Report: Codable {
@@ -52,6 +53,7 @@ struct GTFSImportCommand: ParsableCommand {
         options.prefix = prefix
         options.skipBadRows = skipBadRows
         options.batchSize = max(batchSize, 1)
+        options.maxDirtyBytes = max(memoryMiB, 1) << 20
         let display = ProgressDisplay()
         let started = ContinuousClock.now
         let result: GTFSImportResult

@@ -35,7 +35,9 @@ public class Transaction {
     deinit {
         if !isClosed { release() }
         if let recentPages {
-            recentPages.deinitialize(count: Self.recentPageSlots)
+            // Slot by slot: the generic array destroy costs about 50 instructions per slot, a
+            // nil check a few, and most slots of a short transaction stay empty.
+            for index in 0..<Self.recentPageSlots where recentPages[index] != nil { recentPages[index] = nil }
             recentPages.deallocate()
         }
     }
@@ -74,15 +76,17 @@ public class Transaction {
         }
         // A write transaction's catalog changes under it: only read transactions share records.
         let shares = !isWritable
-        let info: TreeInfo
         if shares, let cached = database.cachedTreeInfo(name, snapshot: meta.txid) {
-            info = cached
-        } else {
-            guard let record = try get(catalogBox, Array(name.utf8)) else { throw ArborError.treeNotFound(name) }
-            info = try TreeInfo.decode(record, context: "catalog entry \"\(name)\"")
-            try validate(info, name: name)
-            if shares { database.cacheTreeInfo(info, name: name, snapshot: meta.txid) }
+            // Found again through the recent trees or the database's cache: a read
+            // transaction's trees never change, so one box or another makes no difference.
+            let box = TreeBox(name: name, info: cached)
+            remember(box)
+            return Tree(transaction: self, box: box)
         }
+        guard let record = try get(catalogBox, Array(name.utf8)) else { throw ArborError.treeNotFound(name) }
+        let info = try TreeInfo.decode(record, context: "catalog entry \"\(name)\"")
+        try validate(info, name: name)
+        if shares { database.cacheTreeInfo(info, name: name, snapshot: meta.txid) }
         let box = TreeBox(name: name, info: info)
         openTrees[name] = box
         remember(box)
@@ -90,8 +94,16 @@ public class Transaction {
     }
 
     private func remember(_ box: TreeBox) {
-        if recentTrees.count >= 4 { recentTrees.removeLast() }
-        recentTrees.insert(box, at: 0)
+        // Shifted by hand: `insert(at: 0)` goes through the generic range replacement.
+        if recentTrees.count < 4 {
+            recentTrees.append(box)
+        }
+        var index = recentTrees.count - 1
+        while index > 0 {
+            recentTrees[index] = recentTrees[index - 1]
+            index -= 1
+        }
+        recentTrees[0] = box
     }
 
     /// Whether a tree named `name` exists.

@@ -348,7 +348,9 @@ extension ManagedObjectContext {
             object.isFaultState = true
         }
         for object in changed.values { object.managedObjectContext = nil }
-        registered = [:]
+        // A context reset between fetches refills the identity map to about the same size:
+        // keeping a modest table spares it a rehash at every doubling.
+        registered.removeAll(keepingCapacity: registered.capacity <= 4_096)
         clearChanged()
         pendingFailures = []
     }

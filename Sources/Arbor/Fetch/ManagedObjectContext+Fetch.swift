@@ -12,6 +12,8 @@ extension ManagedObjectContext {
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         let (entries, _) = try execute(request)
         let fill = !request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty
+        // Room for every object up front: the identity map would otherwise rehash as it grows.
+        registered.reserveCapacity(registered.count + entries.count)
         // Rows come store by store: the store of the previous entry is looked up once.
         var lastStore: PersistentStore?
         func store(of id: ObjectID) -> PersistentStore? {

@@ -21,7 +21,7 @@ public struct FetchStatistics: Equatable, Sendable {
         get { planText.text }
         set { planText = PlanText(text: newValue) }
     }
-    /// Formatted on first use: most fetches never look at their plan.
+    /// Formatted when read: most fetches never look at their plan.
     private var planText: PlanText
     /// Index entries or rows visited.
     public var rowsExamined: Int
@@ -41,45 +41,43 @@ public struct FetchStatistics: Equatable, Sendable {
         a.rowsExamined == b.rowsExamined && a.rowsMatched == b.rowsMatched && a.suggestion == b.suggestion && a.plan == b.plan
     }
 
-    /// A plan's text, made from the plan when first read.
+    /// A plan's text, formatted from the plan each time it is read: only `explain` and the
+    /// debug log read it, and a cache would cost every fetch a lock.
     private final class PlanText: Sendable {
         // The plan is immutable (its key filters too); only its description is ever read.
         private nonisolated(unsafe) let plan: QueryPlan?
-        private let formatted: Locked<String?>
+        private let fixed: String?
 
         init(plan: QueryPlan) {
             self.plan = plan
-            formatted = Locked(nil)
+            fixed = nil
         }
 
         init(text: String) {
             plan = nil
-            formatted = Locked(text)
+            fixed = text
         }
 
-        var text: String {
-            formatted.withLock { text in
-                if let text { return text }
-                let made = plan?.description ?? ""
-                text = made
-                return made
-            }
-        }
+        var text: String { fixed ?? plan?.description ?? "" }
     }
 
-    static func suggestion(for plan: QueryPlan, examined: Int, matched: Int) -> String? {
+    /// `conditionKeys`: the properties the predicate's conditions could bound (asked only when
+    /// the fetch read many more rows than matched).
+    static func suggestion(for plan: QueryPlan, conditionKeys: () -> [String], examined: Int, matched: Int) -> String? {
         guard examined >= 1000, matched * 10 < examined else { return nil }
         switch plan.access {
         case .scan:
-            guard !plan.conditionKeys.isEmpty else {
+            let keys = conditionKeys()
+            guard !keys.isEmpty else {
                 return "scanned \(examined) rows for \(matched); no condition compares a column of \(plan.entity.name) with a constant, so no index can narrow it"
             }
-            return "scanned \(examined) rows for \(matched); an index on \(plan.entity.name)(\(plan.conditionKeys.joined(separator: ", "))) would help"
+            return "scanned \(examined) rows for \(matched); an index on \(plan.entity.name)(\(keys.joined(separator: ", "))) would help"
         case .union:
             return nil
         case .index(let index, _):
-            guard Array(index.properties.prefix(plan.conditionKeys.count)) != plan.conditionKeys else { return nil }
-            return "\(index.tree) narrowed to \(examined) rows for \(matched); an index on \(plan.entity.name)(\(plan.conditionKeys.joined(separator: ", "))) would help"
+            let keys = conditionKeys()
+            guard Array(index.properties.prefix(keys.count)) != keys else { return nil }
+            return "\(index.tree) narrowed to \(examined) rows for \(matched); an index on \(plan.entity.name)(\(keys.joined(separator: ", "))) would help"
         }
     }
 }
@@ -103,8 +101,7 @@ extension PersistentStore {
            let index = info.indexes.first(where: { $0.slots.first == attribute.slot && !$0.isNormalized && !$0.isForeignKey }) {
             orderedIndex = (index, ordered.ascending, ordered.count, 0)
             plan = QueryPlan(entity: info, access: .index(index, [KeyRange.all]),
-                             usedConditions: [.text("ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)")],
-                             conditionKeys: plan.conditionKeys)
+                             usedConditions: [.text("ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)")])
         } else if case .index(let index, let ranges) = plan.access, ranges.count == 1, !index.isNormalized, let ordered,
                   let attribute = info.attribute(named: ordered.attribute), let predicate {
             // One range under equalities on the leading columns: when the sort column comes
@@ -231,7 +228,8 @@ extension PersistentStore {
         } catch { throw storeError(error, path: path) }
         rowCache.noteRowsRead(examined)
         return (result, FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: result.count,
-                                        suggestion: FetchStatistics.suggestion(for: plan, examined: examined, matched: result.count)))
+                                        suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
+                                                                               examined: examined, matched: result.count)))
     }
 
     /// Entries per owner key in a foreign-key tree, in owner order, counting only rows of

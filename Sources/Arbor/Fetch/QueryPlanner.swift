@@ -16,8 +16,6 @@ struct QueryPlan: CustomStringConvertible {
     let access: Access
     /// What the index ranges come from, for `description` (formatted only when asked).
     let usedConditions: [ConditionLabel]
-    /// Properties that conditions of the predicate could bound, in predicate order (for hints).
-    var conditionKeys: [String] = []
     /// Conditions checked on each index entry's key before its row is read (position in the
     /// key → condition): a geo box's latitude filtered inside the (longitude, latitude) index.
     var keyFilters: [KeyFilter] = []
@@ -78,13 +76,38 @@ enum QueryPlanner {
         let stated = statedConditions(parts, info: info, store: store)
         let conditions = columnConditions(parts, stated)
         var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [ConditionLabel], exact: Set<Int>)?
-        for index in info.indexes {
+        // Only indexes whose first column is bounded can serve: most are skipped here.
+        for index in info.indexes where index.slots.first.map({ conditions[$0] != nil }) == true {
             guard let (score, ranges, used, exact) = ranges(for: index, conditions) else { continue }
             if score > (best?.score ?? 0) { best = (score, index, ranges, used, exact) }
         }
-        // Equality columns first, then range columns: the best index for a hint.
+        guard let best else {
+            // No index for the whole: an OR among the conjuncts whose every branch has one is a
+            // union of index searches (rows found twice are read once).
+            for case .or(let branches) in parts {
+                let plans = branches.map { QueryPlanner.plan($0, for: info, store: store) }
+                if plans.allSatisfy({ if case .index = $0.access { return true } else { return false } }) {
+                    return QueryPlan(entity: info, access: .union(plans), usedConditions: [])
+                }
+            }
+            return QueryPlan(entity: info, access: .scan, usedConditions: [])
+        }
+        var plan = QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used)
+        plan.keyFilters = keyFilters(for: best.index, conditions, skipping: best.exact)
+        if !best.index.isNormalized {
+            plan.residual = .part(residual(parts, stated, answeredBy: best.index, info: info))
+        }
+        return plan
+    }
+
+    /// Properties that conditions of `predicate` could bound, for an index hint: equality
+    /// columns first (in predicate order), then the first range column. Worked out only when a
+    /// fetch read many more rows than matched.
+    static func conditionKeys(_ predicate: ObjectPredicate?, for info: EntityInfo, store: PersistentStore) -> [String] {
+        guard let predicate else { return [] }
+        let parts = conjuncts(predicate)
         var equalities: [String] = [], ranges: [String] = []
-        for (conjunct, condition) in zip(parts, stated) {
+        for (conjunct, condition) in zip(parts, statedConditions(parts, info: info, store: store)) {
             guard case .comparison(let comparison) = conjunct, let (_, condition) = condition,
                   let name = keyName(comparison) else { continue }
             switch condition {
@@ -92,24 +115,7 @@ enum QueryPlanner {
             default: if !ranges.contains(name) { ranges.append(name) }
             }
         }
-        let keys = equalities + ranges.filter { !equalities.contains($0) }.prefix(1)
-        guard let best else {
-            // No index for the whole: an OR among the conjuncts whose every branch has one is a
-            // union of index searches (rows found twice are read once).
-            for case .or(let branches) in parts {
-                let plans = branches.map { QueryPlanner.plan($0, for: info, store: store) }
-                if plans.allSatisfy({ if case .index = $0.access { return true } else { return false } }) {
-                    return QueryPlan(entity: info, access: .union(plans), usedConditions: [], conditionKeys: keys)
-                }
-            }
-            return QueryPlan(entity: info, access: .scan, usedConditions: [], conditionKeys: keys)
-        }
-        var plan = QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used, conditionKeys: keys)
-        plan.keyFilters = keyFilters(for: best.index, conditions, skipping: best.exact)
-        if !best.index.isNormalized {
-            plan.residual = .part(residual(parts, stated, answeredBy: best.index, info: info))
-        }
-        return plan
+        return equalities + ranges.filter { !equalities.contains($0) }.prefix(1)
     }
 
     /// The column condition each of `parts` states (nil where it states none), in order.

@@ -14,6 +14,11 @@ public final class PersistentStore: Sendable {
         public var durability: Database.Durability = .full
         /// The engine's page cache size.
         public var cacheBytes = 64 << 20
+        /// Bytes of modified pages a save keeps in memory before writing leaves early (to bound
+        /// a large batch insert's memory). A leaf written early and changed again in the same
+        /// transaction is written again: a bulk import into indexes larger than this budget,
+        /// whose entries arrive in random key order, writes their leaves many times over.
+        public var maxDirtyBytes = 64 << 20
         /// Page size of a new file.
         public var pageSize = Limits.defaultPageSize
         /// Migrate a store written with another model when the change is lightweight (the
@@ -59,6 +64,7 @@ public final class PersistentStore: Sendable {
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists && (options.readOnly || !options.createIfMissing) { throw StoreError.fileNotFound(path: path) }
         var engineOptions = Database.Options(pageSize: options.pageSize, cacheBytes: options.cacheBytes, readOnly: options.readOnly)
+        engineOptions.maxDirtyBytes = options.maxDirtyBytes
         engineOptions.create = !options.readOnly && options.createIfMissing
         engineOptions.durability = options.durability
         let database: Database
@@ -70,6 +76,7 @@ public final class PersistentStore: Sendable {
     public convenience init(file: StorageFile, name: String = "<memory>", model: ManagedObjectModel,
                             configuration: String = ManagedObjectModel.defaultConfiguration, options: Options = Options()) throws {
         var engineOptions = Database.Options(pageSize: options.pageSize, cacheBytes: options.cacheBytes, readOnly: options.readOnly)
+        engineOptions.maxDirtyBytes = options.maxDirtyBytes
         engineOptions.durability = options.durability
         let database: Database
         do { database = try Database.open(file: file, options: engineOptions) } catch { throw storeError(error, path: name) }

@@ -7,8 +7,15 @@ public struct GTFSImportOptions: Sendable {
     public var prefix = ""
     /// Skip rows that break the GTFS rules (counting them) instead of failing on the first.
     public var skipBadRows = false
-    /// Stop times inserted per transaction.
-    public var batchSize = 50_000
+    /// Stop times inserted per transaction. Each commit rewrites every leaf its batch touched,
+    /// and a batch of stop times touches most leaves of the by-stop indexes (a feed lists stop
+    /// times by trip, not by stop): fewer, larger batches write those indexes fewer times.
+    public var batchSize = 500_000
+    /// Bytes of modified pages a batch keeps in memory (`PersistentStore.Options.maxDirtyBytes`):
+    /// below the by-stop indexes' size, leaves written early are written again within the batch.
+    /// The full 3,000,000-row feed: 46 s and 1.0 GiB resident with these defaults; 147 s with
+    /// batches of 50,000 and 64 MiB (`arbor import gtfs --batch-size 50000 --memory-mib 64`).
+    public var maxDirtyBytes = 256 << 20
     public init() {}
 }
 
@@ -69,6 +76,7 @@ public enum GTFSImporter {
         // it is renamed into place, is ever published.
         var storeOptions = PersistentStore.Options()
         storeOptions.durability = .deferredMetaSync
+        storeOptions.maxDirtyBytes = options.maxDirtyBytes
         let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: store, options: storeOptions)
         let context = container.newBackgroundContext()
         let result = try context.performAndWait {
