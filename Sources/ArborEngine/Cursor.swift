@@ -67,6 +67,8 @@ public final class Cursor {
         try check()
         stack.removeAll(keepingCapacity: true)
         guard box.info.root != 0 else { return false }
+        // One allocation for the whole descent (appending level by level grew it 1, 2, 4…).
+        if stack.capacity < box.info.depth { stack.reserveCapacity(box.info.depth) }
         var id = box.info.root
         var level = box.info.depth - 1
         try key.withUnsafeBytes { key in
@@ -151,8 +153,9 @@ public final class Cursor {
         } else {
             positioned = try first()
         }
-        guard positioned, let key else { return false }
-        return range.isBelowUpper(key)
+        // The key where it lies: a probe per owner of a semi-join passes here each time.
+        guard positioned, let inside = withKey({ range.isBelowUpper($0) }) else { return false }
+        return inside
     }
 
     /// Positions on the last entry inside `range`; false when the range is empty.

@@ -192,6 +192,48 @@ public class Transaction {
         }
     }
 
+    /// See `Tree.withFirstEntry(in:_:)`. Descends to the leaf where the range's lower bound
+    /// would be; when the bound lies past that leaf's last key, the range may start in the next
+    /// leaf, and a cursor (which keeps the path to step there) finds it.
+    func withFirstEntry<R>(_ box: TreeBox, in range: KeyRange,
+                           _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        func throughCursor() throws -> R? {
+            var result: R?
+            try Cursor(transaction: self, box: box).scan(in: range, reverse: false) { key, value in
+                result = try body(key, value)
+                return false
+            }
+            return result
+        }
+        let info = box.info
+        guard info.root != 0 else { return nil }
+        guard let lower = range.lower else { return try throughCursor() }
+        return try lower.key.withUnsafeBytes { bound -> R? in
+            var id = info.root
+            var level = info.depth - 1
+            while level > 0 {
+                let ref = try node(id, level: level)
+                id = ref.child(ref.childIndex(for: bound))
+                level -= 1
+            }
+            let leaf = try node(id, level: 0)
+            var index = leaf.lowerBound(bound)
+            if index < leaf.count, !lower.inclusive, leaf.withKey(index, { compareBytes($0, bound) == 0 }) { index += 1 }
+            guard index < leaf.count else { return try throughCursor() }
+            guard leaf.withKey(index, { range.isBelowUpper($0) }) else { return nil }
+            switch leaf {
+            case .page(let page):
+                return try page.withLeafEntry(index) { key, inline in
+                    if let inline { return try body(key, inline) }
+                    return try resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
+                }
+            case .node:
+                let value = try resolve(leaf.leafValue(index))
+                return try leaf.withKey(index) { key in try value.withUnsafeBytes { try body(key, $0) } }
+            }
+        }
+    }
+
     /// The leaf and index holding exactly `key`, or nil.
     func findLeaf(_ box: TreeBox, _ key: [UInt8]) throws -> (NodeRef, Int)? {
         let info = box.info

@@ -68,6 +68,17 @@ public struct Tree {
         try cursor.scan(in: range, reverse: reverse, body)
     }
 
+    /// Calls `body` with the first entry of `range` in place (key and value valid only during
+    /// the call) and returns its result, or nil when the range holds no entry. One descent from
+    /// the root without a cursor: the probe of a semi-join ("has this owner an entry in this
+    /// window?") asks it once per candidate.
+    /// - Complexity: O(log n) page visits.
+    public func withFirstEntry<R>(in range: KeyRange,
+                                  _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try transaction.ensureOpen()
+        return try transaction.withFirstEntry(box, in: range, body)
+    }
+
     /// All entries in `range`, in order.
     public func entries(in range: KeyRange = .all, limit: Int = .max) throws -> [(key: [UInt8], value: [UInt8])] {
         var result: [(key: [UInt8], value: [UInt8])] = []

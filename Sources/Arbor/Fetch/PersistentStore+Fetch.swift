@@ -124,6 +124,10 @@ extension PersistentStore {
         case .whole: residual = predicate?.orderedByCost()
         case .part(let rest): residual = rest?.orderedByCost()
         }
+        // A residual that reads no column of the candidate (`SUBQUERY(stopTimes, …)` when the
+        // index answers the rest) is checked before the row is read: only matches are read.
+        // Not when other conditions remain: cheap column checks should still go first.
+        let rowFree = residual?.readsOnlyToMany(of: info) ?? false
         var examined = 0
         var result: [FetchedRow] = []
         do {
@@ -131,15 +135,16 @@ extension PersistentStore {
                 rowCache.observe(snapshot: tx.snapshotID)
                 var evaluator = PredicateEvaluator(resolver: RowResolver(store: self, tx: tx))
                 /// Whether the row matched (and was added to the result).
+                /// `checked`: the residual already held (a row-free residual, checked before the read).
                 @discardableResult
-                func consider(_ key: Int64, _ row: StoredRow) throws -> Bool {
+                func consider(_ key: Int64, _ row: StoredRow, checked: Bool = false) throws -> Bool {
                     examined += 1
                     if examined % 256 == 0, let onProgress { try onProgress(examined) }
                     let matchesEntity = row.entityCode == info.code || (includesSubentities && info.descendantCodes.contains(row.entityCode))
                     guard matchesEntity, let concrete = model.infosByCode[row.entityCode] else { return false }
                     let id = ObjectID(info: concrete, store: identifier, key: key)
                     let subject = RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)
-                    if let residual, try !evaluator.evaluate(residual, subject) { return false }
+                    if !checked, let residual, try !evaluator.evaluate(residual, subject) { return false }
                     let values = try keyPaths.map { try evaluator.follow($0, from: .object(id), start: subject) }
                     result.append(FetchedRow(id: id, row: row, values: values))
                     return true
@@ -210,11 +215,19 @@ extension PersistentStore {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             if seen != nil, seen?.insert(pk).inserted == false { return true }
+                            if rowFree, let residual, let concrete = model.infosByCode[code] {
+                                let subject = RowSubject(subjectID: ObjectID(info: concrete, store: identifier, key: pk), entity: concrete,
+                                                         row: nil, store: self, tx: tx)
+                                guard try evaluator.evaluate(residual, subject) else {
+                                    skipped += 1
+                                    return true
+                                }
+                            }
                             // Decoded where it lies in its page: no copy of the row's bytes.
                             guard let row = try rows.withValue(keys.rowKey(pk), { try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)") }) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }
-                            if try consider(pk, row) {
+                            if try consider(pk, row, checked: rowFree && model.infosByCode[code] != nil) {
                                 matched += 1
                                 if let ordering {
                                     lastSortKey = TupleKey.componentRange(in: key, at: ordering.position).map { Array(key[$0]) }

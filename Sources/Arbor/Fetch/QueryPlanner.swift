@@ -393,20 +393,27 @@ enum QueryPlanner {
             // A range or prefix on this column ends the usable part of the index.
             var lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?
             var stringPrefix: String?
+            var lowers = 0, uppers = 0, rangeCount = 0, prefixCount = 0
             for (condition, text) in options {
                 switch condition {
                 case .range(let low, let high):
-                    if let low { lower = low }
-                    if let high { upper = high }
+                    if let low { lower = low; lowers += 1 }
+                    if let high { upper = high; uppers += 1 }
+                    rangeCount += 1
                     used.append(text)
                 case .prefix(let value):
                     stringPrefix = value
+                    prefixCount += 1
                     used.append(text)
                 default: break
                 }
             }
-            // One condition, and it is the one encoded: the range answers it exactly.
-            if all.count == 1 { exact.insert(position) }
+            // Every condition of the column is encoded in the range, none replaced by another
+            // (`x >= a AND x <= b`, as a departure window states it; not `x > a AND x > b`):
+            // the range answers them exactly, and no key filter need repeat them.
+            let encodesAll = options.count == all.count && rangeCount + prefixCount == all.count
+                && lowers <= 1 && uppers <= 1 && (prefixCount == 0 || all.count == 1)
+            if encodesAll { exact.insert(position) }
             if let stringPrefix {
                 let ranges = prefixes.map { KeyRange.prefix(TupleKey.encode($0) + encodedStringPrefix(stringPrefix)) }
                 return (score + 2, ranges, used, exact)

@@ -112,8 +112,22 @@ extension RowSubject {
     /// and key filters and its row meets the residual predicate. O(log n + entries visited).
     func probeExists(_ plan: MemberProbePlan, evaluator: inout PredicateEvaluator) throws -> Bool {
         let owner = store.keys.ownerPrefix(subjectID.primaryKey)
-        let rows = try tx.tree(plan.destination.rowTree)
         let entries = try tx.tree(plan.index.tree)
+        if plan.keyFilters.isEmpty && plan.residual == nil {
+            // The ranges answer the conditions exactly (a (stop, departureTime) index for a
+            // departure window): any entry in them is the answer, found in one descent each.
+            for tail in plan.tailRanges {
+                let found = try entries.withFirstEntry(in: MemberProbePlan.range(tail, owner: owner)) { _, value in
+                    guard let code = store.keys.entryCode(from: value, root: plan.destination.rootCode), store.model.infosByCode[code] != nil else {
+                        throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
+                    }
+                    return true
+                }
+                if found == true { return true }
+            }
+            return false
+        }
+        let rows = try tx.tree(plan.destination.rowTree)
         for tail in plan.tailRanges {
             var found = false
             try entries.forEachUnsafe(in: MemberProbePlan.range(tail, owner: owner)) { key, value in
@@ -173,6 +187,20 @@ extension ObjectPredicate {
         }
     }
 
+    /// Whether evaluating the predicate on an object of `info` reads none of the object's
+    /// columns: every key path it follows from the object starts with a to-many relationship
+    /// (whose members come from the relationship's index), as in
+    /// `SUBQUERY(stopTimes, $x, $x.departureTime > %@).@count != 0`.
+    func readsOnlyToMany(of info: EntityInfo) -> Bool {
+        switch self {
+        case .true, .false: return true
+        case .and(let parts), .or(let parts): return parts.allSatisfy { $0.readsOnlyToMany(of: info) }
+        case .not(let part): return part.readsOnlyToMany(of: info)
+        case .comparison(let comparison):
+            return comparison.left.readsOnlyToMany(of: info) && comparison.right.readsOnlyToMany(of: info)
+        }
+    }
+
     /// The same predicate with the parts of every AND ordered cheapest first: own attributes,
     /// then to-one paths, then string patterns, then to-many paths, aggregates and subqueries.
     func orderedByCost() -> ObjectPredicate {
@@ -199,6 +227,21 @@ extension ObjectPredicate {
 }
 
 extension PredicateExpression {
+    /// See `ObjectPredicate.readsOnlyToMany(of:)`. A subquery's own predicate is evaluated on
+    /// the members, so only its collection counts.
+    func readsOnlyToMany(of info: EntityInfo) -> Bool {
+        switch self {
+        case .constant, .object, .variable, .variablePath: return true
+        case .evaluatedObject: return false  // compared as a whole object: not worth the special case
+        case .keyPath(let path):
+            guard let first = path.first, let relationship = info.relationship(named: first) else { return false }
+            return relationship.kind != .toOne
+        case .list(let items): return items.allSatisfy { $0.readsOnlyToMany(of: info) }
+        case .aggregate(_, let collection, _): return collection.readsOnlyToMany(of: info)
+        case .subquery(let collection, _, _): return collection.readsOnlyToMany(of: info)
+        }
+    }
+
     func replacingVariable(_ variable: String) -> PredicateExpression {
         switch self {
         case .variablePath(let name, let path) where name == variable: return .keyPath(path)

@@ -26,17 +26,27 @@ struct ContextResolver: SubjectResolver {
 struct RowSubject: PredicateSubject {
     let subjectID: ObjectID
     let entity: EntityInfo
-    let row: StoredRow
+    /// Nil while the row has not been read: a fetch first checks conditions on to-many
+    /// relationships, which read only the relationship's index, and reads the row of a
+    /// candidate that passes. A column asked for then reads the row (each time: correct,
+    /// though slow, should a condition that needs the row ever be checked first).
+    let row: StoredRow?
     let store: PersistentStore
     let tx: Transaction
 
+    private func storedRow() throws -> StoredRow? {
+        if let row { return row }
+        return try store.readRow(tx, subjectID)
+    }
+
     func attributeValue(slot: Int) throws -> AttributeValue {
-        guard slot < row.columns.count, case .value(let value) = row.columns[slot] else { return .null }
+        guard let row = try storedRow(), slot < row.columns.count, case .value(let value) = row.columns[slot] else { return .null }
         return value
     }
 
     func toOneTarget(_ relationship: EntityInfo.Relationship) throws -> ObjectID? {
-        guard relationship.slot < row.columns.count, case .reference(let code, let key) = row.columns[relationship.slot] else { return nil }
+        guard let row = try storedRow(), relationship.slot < row.columns.count,
+              case .reference(let code, let key) = row.columns[relationship.slot] else { return nil }
         return try store.objectID(code: code, key: key, location: entity.rowTree)
     }
 
