@@ -195,10 +195,10 @@ public class Transaction {
     /// See `Tree.withFirstEntry(in:_:)`. Descends to the leaf where the range's lower bound
     /// would be; when the bound lies past that leaf's last key, the range may start in the next
     /// leaf, and a cursor (which keeps the path to step there) finds it.
-    func withFirstEntry<R>(_ box: TreeBox, in range: KeyRange,
-                           _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        func throughCursor() throws -> R? {
-            var result: R?
+    func withFirstEntry(_ box: TreeBox, in range: KeyRange,
+                        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool? {
+        func throughCursor() throws -> Bool? {
+            var result: Bool?
             try Cursor(transaction: self, box: box).scan(in: range, reverse: false) { key, value in
                 result = try body(key, value)
                 return false
@@ -208,7 +208,7 @@ public class Transaction {
         let info = box.info
         guard info.root != 0 else { return nil }
         guard let lower = range.lower else { return try throughCursor() }
-        return try lower.key.withUnsafeBytes { bound -> R? in
+        return try lower.key.withUnsafeBytes { bound -> Bool? in
             var id = info.root
             var level = info.depth - 1
             while level > 0 {

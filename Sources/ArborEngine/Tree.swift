@@ -69,12 +69,13 @@ public struct Tree {
     }
 
     /// Calls `body` with the first entry of `range` in place (key and value valid only during
-    /// the call) and returns its result, or nil when the range holds no entry. One descent from
+    /// the call) and returns its verdict, or nil when the range holds no entry. One descent from
     /// the root without a cursor: the probe of a semi-join ("has this owner an entry in this
-    /// window?") asks it once per candidate.
+    /// window?") asks it once per candidate. (Not generic: called from another module, a
+    /// generic result would be looked up at run time on every call.)
     /// - Complexity: O(log n) page visits.
-    public func withFirstEntry<R>(in range: KeyRange,
-                                  _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func withFirstEntry(in range: KeyRange,
+                               _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws -> Bool? {
         try transaction.ensureOpen()
         return try transaction.withFirstEntry(box, in: range, body)
     }

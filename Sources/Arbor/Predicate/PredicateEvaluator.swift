@@ -45,7 +45,9 @@ struct PredicateEvaluator {
     /// rewriting and planning it is worth doing once.
     private var lastSubquery: SubqueryPreparation?
 
-    struct SubqueryPreparation {
+    /// A class: it is looked up for every candidate row, and a reference costs less to pass
+    /// around than copying these fields each time.
+    final class SubqueryPreparation {
         let predicate: ObjectPredicate
         let variable: String
         let collection: PredicateExpression
@@ -57,6 +59,18 @@ struct PredicateEvaluator {
         let relationship: EntityInfo.Relationship?
         /// How a subject that can probe answers, planned once per store.
         var access: SubqueryAccess?
+
+        init(predicate: ObjectPredicate, variable: String, collection: PredicateExpression, entity: ObjectIdentifier,
+             own: ObjectPredicate, selfContained: Bool, relationship: EntityInfo.Relationship?, access: SubqueryAccess?) {
+            self.predicate = predicate
+            self.variable = variable
+            self.collection = collection
+            self.entity = entity
+            self.own = own
+            self.selfContained = selfContained
+            self.relationship = relationship
+            self.access = access
+        }
     }
 
     /// How a stored subject answers a SUBQUERY: through a compound index, or by filtering the
@@ -113,7 +127,7 @@ struct PredicateEvaluator {
                                _ subject: PredicateSubject, _ variables: [String: PredicateValue]) throws -> Bool {
         // `$x.key` on the member is `key` on the member itself: evaluating that form reads each
         // member once, and lets an index answer.
-        var prepared: SubqueryPreparation
+        let prepared: SubqueryPreparation
         if let last = lastSubquery, last.entity == ObjectIdentifier(subject.entity), last.variable == variable,
            last.collection == collection, last.predicate == predicate {
             prepared = last
@@ -127,7 +141,10 @@ struct PredicateEvaluator {
         }
         let own = prepared.own, selfContained = prepared.selfContained
         if selfContained, let relationship = prepared.relationship {
-            let answer = try subject.existsMember(through: relationship, meeting: own, access: &prepared.access, evaluator: &self)
+            // Through a local: the evaluator passed along may meet another SUBQUERY meanwhile.
+            var access = prepared.access
+            let answer = try subject.existsMember(through: relationship, meeting: own, access: &access, evaluator: &self)
+            prepared.access = access
             lastSubquery = prepared
             if let answer { return answer }
         } else {
