@@ -215,6 +215,7 @@ extension PersistentStore {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             if seen != nil, seen?.insert(pk).inserted == false { return true }
+                            var checked = false
                             if rowFree, let residual, let concrete = model.infosByCode[code] {
                                 let subject = RowSubject(subjectID: ObjectID(info: concrete, store: identifier, key: pk), entity: concrete,
                                                          row: nil, store: self, tx: tx)
@@ -222,12 +223,13 @@ extension PersistentStore {
                                     skipped += 1
                                     return true
                                 }
+                                checked = true
                             }
                             // Decoded where it lies in its page: no copy of the row's bytes.
                             guard let row = try rows.withValue(keys.rowKey(pk), { try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)") }) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }
-                            if try consider(pk, row, checked: rowFree && model.infosByCode[code] != nil) {
+                            if try consider(pk, row, checked: checked) {
                                 matched += 1
                                 if let ordering {
                                     lastSortKey = TupleKey.componentRange(in: key, at: ordering.position).map { Array(key[$0]) }
