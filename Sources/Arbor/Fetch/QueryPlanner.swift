@@ -42,6 +42,31 @@ struct QueryPlan: CustomStringConvertible {
     }
 }
 
+/// Positions of an index's columns, as bits: which columns a range answers exactly. Positions
+/// from 64 on are never recorded (a key filter then repeats the range: slower, still right).
+struct KeyPositions {
+    private var bits: UInt64 = 0
+
+    mutating func insert(_ position: Int) {
+        if position >= 0 && position < 64 { bits |= 1 << UInt64(position) }
+    }
+
+    mutating func remove(_ position: Int) {
+        if position >= 0 && position < 64 { bits &= ~(1 << UInt64(position)) }
+    }
+
+    func contains(_ position: Int) -> Bool {
+        position >= 0 && position < 64 && bits & (1 << UInt64(position)) != 0
+    }
+
+    /// The same columns counted from one column further left (a key with one more leading column).
+    func shifted(by count: Int) -> KeyPositions {
+        var result = KeyPositions()
+        for position in 0..<64 where contains(position) { result.insert(position + count) }
+        return result
+    }
+}
+
 /// The source of an index bound, formatted only for `explain` and logs.
 enum ConditionLabel: CustomStringConvertible {
     case predicate(ObjectPredicate)
@@ -75,7 +100,7 @@ enum QueryPlanner {
         let parts = conjuncts(predicate)
         let stated = statedConditions(parts, info: info, store: store)
         let conditions = columnConditions(parts, stated)
-        var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [ConditionLabel], exact: Set<Int>)?
+        var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [ConditionLabel], exact: KeyPositions)?
         // Only indexes whose first column is bounded can serve: most are skipped here.
         for index in info.indexes where index.slots.first.map({ conditions[$0] != nil }) == true {
             guard let (score, ranges, used, exact) = ranges(for: index, conditions) else { continue }
@@ -195,7 +220,7 @@ enum QueryPlanner {
 
     /// The conditions an index entry's key can answer by itself.
     static func keyFilters(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]],
-                           skipping exact: Set<Int> = []) -> [KeyFilter] {
+                           skipping exact: KeyPositions = KeyPositions()) -> [KeyFilter] {
         var filters: [KeyFilter] = []
         for (position, slot) in index.slots.enumerated() where !exact.contains(position) {
             for (condition, _) in conditions[slot] ?? [] {
@@ -354,11 +379,11 @@ enum QueryPlanner {
     /// Also returns the key positions whose every condition the ranges encode exactly (a
     /// key filter there would only repeat the range).
     static func ranges(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]])
-        -> (Int, [KeyRange], [ConditionLabel], exact: Set<Int>)? {
+        -> (Int, [KeyRange], [ConditionLabel], exact: KeyPositions)? {
         var prefixes: [[TupleValue]] = [[]]
         var score = 0
         var used: [ConditionLabel] = []
-        var exact: Set<Int> = []
+        var exact = KeyPositions()
         for (position, slot) in index.slots.enumerated() {
             guard let all = conditions[slot] else { break }
             // A normalized index serves folded conditions on its string columns (and raw ones
@@ -436,9 +461,15 @@ enum QueryPlanner {
 
     static func rangeFor(prefix: [TupleValue], lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?) -> KeyRange {
         let base = TupleKey.encode(prefix)
+        // The tuple encoding is the concatenation of its components'.
+        func extended(_ value: TupleValue) -> [UInt8] {
+            var key = base
+            TupleKey.append(value, descending: false, to: &key)
+            return key
+        }
         var range = KeyRange()
         if let (value, inclusive) = lower {
-            let key = TupleKey.encode(prefix + [value])
+            let key = extended(value)
             // Keys extend the tuple with more components: "> v" starts after every extension of v.
             range.lower = inclusive ? KeyRange.Bound(key, inclusive: true) : successor(key).map { KeyRange.Bound($0, inclusive: true) }
             if !inclusive, range.lower == nil { range.lower = KeyRange.Bound(key, inclusive: false) }
@@ -446,7 +477,7 @@ enum QueryPlanner {
             range.lower = KeyRange.Bound(base, inclusive: true)
         }
         if let (value, inclusive) = upper {
-            let key = TupleKey.encode(prefix + [value])
+            let key = extended(value)
             range.upper = inclusive ? successor(key).map { KeyRange.Bound($0, inclusive: false) } : KeyRange.Bound(key, inclusive: false)
         } else if !base.isEmpty {
             range.upper = successor(base).map { KeyRange.Bound($0, inclusive: false) }

@@ -33,7 +33,7 @@ struct MemberProbePlan {
         self.index = index
         self.destination = destination
         self.tailRanges = ranges
-        keyFilters = QueryPlanner.keyFilters(for: index, conditions, skipping: Set(tailExact.map { $0 + 1 }))
+        keyFilters = QueryPlanner.keyFilters(for: index, conditions, skipping: tailExact.shifted(by: 1))
         residual = QueryPlanner.residual(parts, stated, answeredBy: index, info: destination)
     }
 
