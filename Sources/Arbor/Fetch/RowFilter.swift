@@ -14,6 +14,41 @@ struct RowFilter {
     private let conditions: [QueryPlanner.Condition]
     /// The store's key format: conditions hold values in it.
     private let keys: IndexKeys
+    /// Per condition, when it is a range over dates or over doubles: its bounds as numbers, so
+    /// a column of that kind is compared directly (as tuple order compares it) instead of
+    /// through a tuple value built per row. A departure window is such a range.
+    private let numeric: [NumericRange?]
+
+    private struct NumericRange {
+        let dates: Bool
+        let lower: (Double, Bool)?
+        let upper: (Double, Bool)?
+
+        init?(_ condition: QueryPlanner.Condition) {
+            guard case .range(let low, let high) = condition else { return nil }
+            var kind: Bool?  // true: dates, false: doubles; bounds of both kinds are not mixed
+            /// nil: not a number of the range's kind; .some(nil): no bound on this side.
+            func number(_ bound: (TupleValue, Bool)?) -> (Double, Bool)?? {
+                guard let (value, inclusive) = bound else { return .some(nil) }
+                let number: Double, isDate: Bool
+                switch value {
+                case .date(let v): (number, isDate) = (v, true)
+                case .double(let v): (number, isDate) = (v, false)
+                default: return nil
+                }
+                guard !number.isNaN, kind == nil || kind == isDate else { return nil }
+                kind = isDate
+                return .some((number, inclusive))
+            }
+            guard let lower = number(low), let upper = number(high), let kind else { return nil }
+            (dates, self.lower, self.upper) = (kind, lower, upper)
+        }
+
+        /// Whether `value` (not NaN) lies within the bounds.
+        func contains(_ value: Double) -> Bool {
+            QueryPlanner.within(lower, upper) { bound in value < bound ? -1 : (value > bound ? 1 : 0) }
+        }
+    }
 
     init?(_ predicate: ObjectPredicate, info: EntityInfo, store: PersistentStore) {
         var tests: [(slot: Int, condition: QueryPlanner.Condition)] = []
@@ -27,6 +62,7 @@ struct RowFilter {
         keys = store.keys
         slots = tests.map(\.slot)
         conditions = tests.map(\.condition)
+        numeric = conditions.map(NumericRange.init)
     }
 
     /// Whether the row meets every condition; nil when the bytes cannot be filtered (a row of
@@ -35,7 +71,16 @@ struct RowFilter {
     /// - Complexity: O(bytes before the last column named).
     func matches(_ bytes: UnsafeRawBufferPointer) throws -> Bool? {
         try RowCodec.testColumns(slots, of: bytes, entity: entityCode) { index, value in
-            QueryPlanner.matches(keys.tupleValue(value), conditions[index])
+            if let range = numeric[index], case .value(let attribute) = value {
+                switch attribute {
+                case .date(let date) where range.dates && !date.timeIntervalSinceReferenceDate.isNaN:
+                    return range.contains(date.timeIntervalSinceReferenceDate)
+                case .double(let number) where !range.dates && !number.isNaN:
+                    return range.contains(number)
+                default: break
+                }
+            }
+            return QueryPlanner.matches(keys.tupleValue(value), conditions[index])
         }
     }
 }
