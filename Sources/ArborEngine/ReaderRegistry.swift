@@ -148,13 +148,19 @@ final class LockFile: @unchecked Sendable {
             throw ArborError.io(operation: "map \(path)", errno: errno)
         }
         mapping = mapped
+        // Until a slot is claimed the object is not whole, so no deinit unmaps: do it here.
         var claimed: Int?
-        for index in 0..<Self.slotCount {
-            if try !Self.isLocked(descriptor, byte: Self.livenessBase + Int64(index)),
-               (try? Self.lock(descriptor, byte: Self.livenessBase + Int64(index), exclusive: true, wait: false)) != nil {
-                claimed = index
-                break
+        do {
+            for index in 0..<Self.slotCount {
+                if try !Self.isLocked(descriptor, byte: Self.livenessBase + Int64(index)),
+                   (try? Self.lock(descriptor, byte: Self.livenessBase + Int64(index), exclusive: true, wait: false)) != nil {
+                    claimed = index
+                    break
+                }
             }
+        } catch {
+            munmap(mapped, Self.size)
+            throw error
         }
         guard let claimed else {
             munmap(mapped, Self.size)
