@@ -12,6 +12,7 @@ struct TransitProfile: ParsableCommand {
     @Option var repeats = 1000
     @Option(name: .customLong("max-stop-times")) var maxStopTimes = Int.max
     @Flag(help: "Declare the compound (stop, departureTime) index (use a separate --path).") var compound = false
+    @Option(name: .customLong("cache-mib"), help: "Page cache of the store opened for the queries.") var cacheMiB = 64
 
     func run() throws {
         if query == "import" { try? FileManager.default.removeItem(atPath: path) }
@@ -24,7 +25,7 @@ struct TransitProfile: ParsableCommand {
             print(String(format: "imported in %.2f s", seconds))
             if query == "import" { return }
         }
-        let side = try built ?? ArborTransitSide(path: path, compound: compound)
+        let side = try (cacheMiB == 64 ? built : nil) ?? ArborTransitSide(path: path, compound: compound, cacheMiB: cacheMiB)
         let points = QueryPoints(feed: feed, count: repeats, seed: 42)
         if query.hasPrefix("geo") {
             let context = side.container.newBackgroundContext()

@@ -24,10 +24,12 @@ struct ArborTransitSide {
         ])
     }
 
-    init(path: String, compound: Bool) throws {
+    /// `cacheMiB`: the page cache (64 MiB, as SQLite's side is given, unless a profile asks).
+    init(path: String, compound: Bool, cacheMiB: Int = 64) throws {
         self.path = path
         var options = PersistentStore.Options()
         options.durability = .deferredMetaSync  // as SQLite's synchronous=NORMAL in WAL mode
+        options.cacheBytes = cacheMiB << 20
         container = try PersistentContainer(name: "transit", model: try Self.model(compoundStopDeparture: compound),
                                             url: URL(fileURLWithPath: path), options: options)
     }
