@@ -61,7 +61,9 @@ final class Page: @unchecked Sendable {
             }
             return (position, Int(keyLength))
         } else {
+            // child page number, key length varint (one byte in nearly every separator), key
             let position = offset + 4
+            if position < size, raw[position] < 0x80 { return (position + 1, Int(raw[position])) }
             let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
             return (position + keyLengthSize, Int(keyLength))
         }
@@ -149,7 +151,6 @@ final class Page: @unchecked Sendable {
 
     /// Index of the first leaf key >= `key` (may be `count`).
     func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
-        if level == 0 && compactCells { return compactLowerBound(key) }
         var low = 0, high = count
         while low < high {
             let mid = (low + high) >> 1
@@ -158,43 +159,12 @@ final class Page: @unchecked Sendable {
         return low
     }
 
-    /// `lowerBound` in a leaf of compact cells, where nearly every cell starts with a one-byte
-    /// key length and a one-byte value header: read directly, with the varint decoding of
-    /// `compactLeafCell` only for longer ones. (Every point lookup ends here.)
-    private func compactLowerBound(_ key: UnsafeRawBufferPointer) -> Int {
-        let raw = self.raw, limit = size
-        var low = 0, high = count
-        while low < high {
-            let mid = (low + high) >> 1
-            let offset = cellOffset(mid)
-            var start: Int, length: Int
-            if offset + 1 < limit, raw[offset] < 0x80, raw[offset + 1] < 0x80 {
-                (start, length) = (offset + 2, Int(raw[offset]))
-            } else {
-                let cell = compactLeafCell(in: raw, at: offset, limit: limit)
-                (start, length) = (cell.key, cell.keyLength)
-            }
-            if compareBytes(UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)]), key) < 0 { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
-
     /// Index of the child of a branch that covers `key`: the number of separators <= key.
-    /// Separators (child page number, key length varint, key) mostly have one-byte lengths,
-    /// read directly as in `compactLowerBound`.
     func childIndex(for key: UnsafeRawBufferPointer) -> Int {
-        let raw = self.raw, limit = size
         var low = 0, high = count
         while low < high {
             let mid = (low + high) >> 1
-            let lengthAt = cellOffset(mid) + 4
-            var start: Int, length: Int
-            if lengthAt < limit, raw[lengthAt] < 0x80 {
-                (start, length) = (lengthAt + 1, Int(raw[lengthAt]))
-            } else {
-                (start, length) = keyLocation(mid)
-            }
-            if compareBytes(UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)]), key) <= 0 { low = mid + 1 } else { high = mid }
+            if withKey(mid, { compareBytes($0, key) }) <= 0 { low = mid + 1 } else { high = mid }
         }
         return low
     }

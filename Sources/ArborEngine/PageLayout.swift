@@ -132,6 +132,12 @@ extension UnsafeMutableRawBufferPointer {
 /// before their cells are read, see `Page.validateCells`).
 @inline(__always) func compactLeafCell(in raw: UnsafeRawBufferPointer, at offset: Int, limit: Int)
     -> (key: Int, keyLength: Int, header: UInt64, value: Int) {
+    // Nearly every cell has a one-byte key length and value header: read them directly (every
+    // binary search step of every lookup passes here), varints only for longer ones.
+    if offset + 1 < limit {
+        let keyLength = raw[offset], header = raw[offset + 1]
+        if keyLength < 0x80 && header < 0x80 { return (offset + 2, Int(keyLength), UInt64(header), offset + 2 + Int(keyLength)) }
+    }
     let (keyLength, keyLengthSize) = raw.varint(offset, limit: limit) ?? (0, 1)
     let headerStart = offset + keyLengthSize
     let (header, headerSize) = raw.varint(headerStart, limit: limit) ?? (0, 1)

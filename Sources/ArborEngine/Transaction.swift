@@ -181,15 +181,34 @@ public class Transaction {
     /// `body` over the value for `key` where it lies (in its page when inline), or nil.
     func withValue<R>(_ box: TreeBox, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard let (leaf, index) = try findLeaf(box, key) else { return nil }
+        return try withEntry(leaf, index) { _, value in try body(value) }
+    }
+
+    /// Calls `body` with entry `index` of `leaf`: in place in a page (an overflowing value read
+    /// into a copy), from the node of a write transaction.
+    func withEntry<R>(_ leaf: NodeRef, _ index: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> R) throws -> R {
         switch leaf {
         case .page(let page):
-            return try page.withLeafEntry(index) { _, inline in
-                if let inline { return try body(inline) }
-                return try resolve(page.leafValue(index)).withUnsafeBytes(body)
+            return try page.withLeafEntry(index) { key, inline in
+                if let inline { return try body(key, inline) }
+                return try resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
             }
         case .node:
-            return try resolve(leaf.leafValue(index)).withUnsafeBytes(body)
+            let value = try resolve(leaf.leafValue(index))
+            return try leaf.withKey(index) { key in try value.withUnsafeBytes { try body(key, $0) } }
         }
+    }
+
+    /// The leaf whose key range covers `key`: the walk from the root through the branches.
+    func leaf(covering key: UnsafeRawBufferPointer, in info: TreeInfo) throws -> NodeRef {
+        var id = info.root
+        var level = info.depth - 1
+        while level > 0 {
+            let ref = try node(id, level: level)
+            id = ref.child(ref.childIndex(for: key))
+            level -= 1
+        }
+        return try node(id, level: 0)
     }
 
     /// See `Tree.withFirstEntry(in:_:)`. Descends to the leaf where the range's lower bound
@@ -209,28 +228,12 @@ public class Transaction {
         guard info.root != 0 else { return nil }
         guard let lower = range.lower else { return try throughCursor() }
         return try lower.key.withUnsafeBytes { bound -> Bool? in
-            var id = info.root
-            var level = info.depth - 1
-            while level > 0 {
-                let ref = try node(id, level: level)
-                id = ref.child(ref.childIndex(for: bound))
-                level -= 1
-            }
-            let leaf = try node(id, level: 0)
+            let leaf = try leaf(covering: bound, in: info)
             var index = leaf.lowerBound(bound)
             if index < leaf.count, !lower.inclusive, leaf.withKey(index, { compareBytes($0, bound) == 0 }) { index += 1 }
             guard index < leaf.count else { return try throughCursor() }
             guard leaf.withKey(index, { range.isBelowUpper($0) }) else { return nil }
-            switch leaf {
-            case .page(let page):
-                return try page.withLeafEntry(index) { key, inline in
-                    if let inline { return try body(key, inline) }
-                    return try resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
-                }
-            case .node:
-                let value = try resolve(leaf.leafValue(index))
-                return try leaf.withKey(index) { key in try value.withUnsafeBytes { try body(key, $0) } }
-            }
+            return try withEntry(leaf, index, body)
         }
     }
 
@@ -239,18 +242,10 @@ public class Transaction {
         let info = box.info
         guard info.root != 0 else { return nil }
         return try key.withUnsafeBytes { key -> (NodeRef, Int)? in
-            var id = info.root
-            var level = info.depth - 1
-            while true {
-                let ref = try node(id, level: level)
-                if level == 0 {
-                    let index = ref.lowerBound(key)
-                    guard index < ref.count, ref.withKey(index, { compareBytes($0, key) }) == 0 else { return nil }
-                    return (ref, index)
-                }
-                id = ref.child(ref.childIndex(for: key))
-                level -= 1
-            }
+            let leaf = try leaf(covering: key, in: info)
+            let index = leaf.lowerBound(key)
+            guard index < leaf.count, leaf.withKey(index, { compareBytes($0, key) }) == 0 else { return nil }
+            return (leaf, index)
         }
     }
 

@@ -59,10 +59,10 @@ struct KeyPositions {
         position >= 0 && position < 64 && bits & (1 << UInt64(position)) != 0
     }
 
-    /// The same columns counted from one column further left (a key with one more leading column).
+    /// The same columns counted `count` columns further right (a key with more leading columns).
     func shifted(by count: Int) -> KeyPositions {
         var result = KeyPositions()
-        for position in 0..<64 where contains(position) { result.insert(position + count) }
+        if count >= 0 && count < 64 { result.bits = bits << UInt64(count) }
         return result
     }
 }
@@ -101,8 +101,7 @@ enum QueryPlanner {
         let stated = statedConditions(parts, info: info, store: store)
         let conditions = columnConditions(parts, stated)
         var best: (score: Int, index: EntityInfo.Index, ranges: [KeyRange], used: [ConditionLabel], exact: KeyPositions)?
-        // Only indexes whose first column is bounded can serve: most are skipped here.
-        for index in info.indexes where index.slots.first.map({ conditions[$0] != nil }) == true {
+        for index in info.indexes {
             guard let (score, ranges, used, exact) = ranges(for: index, conditions) else { continue }
             if score > (best?.score ?? 0) { best = (score, index, ranges, used, exact) }
         }
@@ -380,6 +379,8 @@ enum QueryPlanner {
     /// key filter there would only repeat the range).
     static func ranges(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]])
         -> (Int, [KeyRange], [ConditionLabel], exact: KeyPositions)? {
+        // Most indexes of an entity are not led by a bounded column: ruled out before any work.
+        guard let first = index.slots.first, conditions[first] != nil else { return nil }
         var prefixes: [[TupleValue]] = [[]]
         var score = 0
         var used: [ConditionLabel] = []
