@@ -186,6 +186,31 @@ final class Page: @unchecked Sendable {
     /// Copies `image` (a whole page as on disk, or a decompressed logical leaf) and validates it.
     /// - Throws: `ArborError.corruptPage` naming what is wrong.
     static func validated(id: PageID, image: UnsafeRawBufferPointer, verifyChecksum: Bool) throws -> Page {
+        try checkHeader(id: id, image: image, verifyChecksum: verifyChecksum)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
+        buffer.copyMemory(from: image)
+        let page = Page(id: id, bytes: buffer)
+        try page.validateLayout()
+        return page
+    }
+
+    /// `validated(id:image:verifyChecksum:)` without the copy, for a page just read from the
+    /// file into `buffer` (allocated with alignment 8): the function owns `buffer` from the
+    /// call on — the returned page keeps it, and it is deallocated when the page is invalid.
+    static func validated(id: PageID, adopting buffer: UnsafeMutableRawBufferPointer) throws -> Page {
+        do {
+            try checkHeader(id: id, image: UnsafeRawBufferPointer(buffer), verifyChecksum: true)
+        } catch {
+            buffer.deallocate()
+            throw error
+        }
+        // From here the page owns the buffer (its deinit frees it, also when invalid).
+        let page = Page(id: id, bytes: buffer)
+        try page.validateLayout()
+        return page
+    }
+
+    private static func checkHeader(id: PageID, image: UnsafeRawBufferPointer, verifyChecksum: Bool) throws {
         guard image.count >= PageHeader.size else {
             throw ArborError.corruptPage(page: id, detail: "page image of \(image.count) bytes is shorter than its header")
         }
@@ -193,11 +218,6 @@ final class Page: @unchecked Sendable {
         guard image.u32(PageHeader.pageNumber) == id else {
             throw ArborError.corruptPage(page: id, detail: "header says page \(image.u32(PageHeader.pageNumber)) (misdirected write?)")
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
-        buffer.copyMemory(from: image)
-        let page = Page(id: id, bytes: buffer)
-        try page.validateLayout()
-        return page
     }
 
     private func validateLayout() throws {
@@ -225,12 +245,34 @@ final class Page: @unchecked Sendable {
             throw ArborError.corruptPage(page: id, detail: "\(count) cells cannot fit in \(size) bytes")
         }
         let raw = self.raw
+        let compactLeaf = isLeaf && compactCells
         for index in 0..<count {
             let offset = cellOffset(index)
             guard offset >= slotsEnd, offset < size else {
                 throw ArborError.corruptPage(page: id, detail: "cell \(index) offset \(offset) outside the cell area")
             }
             var position = offset
+            // Fast paths for what nearly every cell is (one-byte key length and value header,
+            // an inline value; a one-byte separator length): the same checks as the general
+            // parse below, without varint loops. A page is checked cell by cell each time it
+            // is read from the file, so this loop is most of the cost of a page-cache miss.
+            if compactLeaf {
+                if offset + 1 < size {
+                    let keyLength = Int(raw[offset]), header = Int(raw[offset + 1])
+                    if (keyLength | header) < 0x80 && header & 1 == 0 {
+                        guard keyLength > 0, offset + 2 + keyLength + header >> 1 <= size else {
+                            throw ArborError.corruptPage(page: id, detail: "cell \(index) runs past the end of the page")
+                        }
+                        continue
+                    }
+                }
+            } else if !isLeaf, offset + 4 < size, raw[offset + 4] < 0x80 {
+                let keyLength = Int(raw[offset + 4])
+                guard keyLength > 0, offset + 5 + keyLength <= size else {
+                    throw ArborError.corruptPage(page: id, detail: "branch cell \(index) has a malformed key")
+                }
+                continue
+            }
             if isLeaf && compactCells {
                 guard let (keyLength, keySize) = raw.varint(position, limit: size), keyLength > 0, keyLength <= UInt64(size) else {
                     throw ArborError.corruptPage(page: id, detail: "cell \(index) has a malformed key length")

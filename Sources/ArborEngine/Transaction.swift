@@ -179,7 +179,7 @@ public class Transaction {
     }
 
     /// `body` over the value for `key` where it lies (in its page when inline), or nil.
-    func withValue<R>(_ box: TreeBox, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    func withValue<R>(_ box: TreeBox, _ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard let (leaf, index) = try findLeaf(box, key) else { return nil }
         return try withEntry(leaf, index) { _, value in try body(value) }
     }
@@ -239,14 +239,16 @@ public class Transaction {
 
     /// The leaf and index holding exactly `key`, or nil.
     func findLeaf(_ box: TreeBox, _ key: [UInt8]) throws -> (NodeRef, Int)? {
+        try key.withUnsafeBytes { try findLeaf(box, $0) }
+    }
+
+    func findLeaf(_ box: TreeBox, _ key: UnsafeRawBufferPointer) throws -> (NodeRef, Int)? {
         let info = box.info
         guard info.root != 0 else { return nil }
-        return try key.withUnsafeBytes { key -> (NodeRef, Int)? in
-            let leaf = try leaf(covering: key, in: info)
-            let index = leaf.lowerBound(key)
-            guard index < leaf.count, leaf.withKey(index, { compareBytes($0, key) }) == 0 else { return nil }
-            return (leaf, index)
-        }
+        let leaf = try leaf(covering: key, in: info)
+        let index = leaf.lowerBound(key)
+        guard index < leaf.count, leaf.withKey(index, { compareBytes($0, key) }) == 0 else { return nil }
+        return (leaf, index)
     }
 
     /// The bytes of a leaf value, reading its overflow chain when needed.

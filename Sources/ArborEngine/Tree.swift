@@ -22,6 +22,12 @@ public struct Tree {
     /// and returns its result, or nil when `key` is absent. The bytes are valid only during
     /// `body`. O(log n) page visits.
     public func withValue<R>(_ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try key.withUnsafeBytes { try withValue(forKeyBytes: $0, body) }
+    }
+
+    /// `withValue(_:_:)` for a key given as bytes in place (a part of another tree's key, say):
+    /// no array is made for the lookup.
+    public func withValue<R>(forKeyBytes key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try transaction.ensureOpen()
         return try transaction.withValue(box, key, body)
     }

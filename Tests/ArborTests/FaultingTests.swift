@@ -128,6 +128,34 @@ struct FaultingTests {
         }
     }
 
+    @Test("objects a fetch fills read their to-one references from the row: nil or the related object, no row read")
+    func filledObjectsReadReferences() throws {
+        let stack = try TestStack()
+        let ids = try seedStops(stack, count: 4)
+        try stack.reopen()
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "Stop")
+            request.returnsObjectsAsFaults = false
+            let stops = try context.fetch(request, as: Stop.self)
+            #expect(stops.count == 4 && stops.allSatisfy { !$0.isFault })
+            let read = stack.store.statistics.rowsRead
+            let root = try stack.id(ids[0])
+            for stop in stops {
+                let isRoot = stop.objectID == root
+                #expect(stop.parent?.objectID == (isRoot ? nil : root))
+                let committed = stop.committedValues(forKeys: ["parent"])
+                #expect((committed["parent"] as? ObjectID?) == .some(isRoot ? nil : root))
+                #expect(stop.changedValues().isEmpty)
+            }
+            // A stored nil reference is a nil reference: clearing it again changes nothing.
+            let first = try #require(stops.first { $0.objectID == root })
+            first.parent = nil
+            #expect(!first.hasChanges)
+            #expect(stack.store.statistics.rowsRead == read)
+        }
+    }
+
     @Test("changedValues and committedValues(forKeys:)")
     func changedAndCommitted() throws {
         let stack = try TestStack()

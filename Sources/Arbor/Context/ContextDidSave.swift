@@ -141,7 +141,7 @@ extension ManagedObjectContext {
                 register(object)
                 if wasChanged { markChanged(object) }
             }
-            object.committedValues = object.committedValues?.map { $0.remapped(remap) }
+            object.committedValues = object.committedValues?.remapped(remap)
             object.changes.updateEach { $0 = $0.remapped(remap) }
             for slot in object.toMany.indices { object.toMany[slot]?.remap(remap) }
         }

@@ -21,23 +21,14 @@ extension ManagedObjectContext {
         object.awakeFromFetch()
     }
 
-    /// Makes `row` the object's committed state.
+    /// Makes `row` the object's committed state. The object keeps the row's columns as they
+    /// are (shared with the fetch and the row cache); references become IDs when read.
+    /// - Throws: `StoreError.corruptRow` when a reference names an entity the model lacks.
     func apply(_ row: StoredRow, to object: ManagedObject, from store: PersistentStore) throws {
-        var values: [PropertyValue] = []
-        values.reserveCapacity(row.columns.count)
-        for column in row.columns {
-            switch column {
-            case .value(let value): values.append(.value(value))
-            case .reference(let code, let key):
-                // The location is built only when the reference is bad (no string per row).
-                values.append(.reference(try store.objectID(code: code, key: key, location: "\(object.info.rowTree)/\(object.objectID.primaryKey)")))
-            }
+        if let code = CommittedValues.unknownReference(in: row.columns, references: store.references) {
+            throw StoreError.corruptRow(location: "\(object.info.rowTree)/\(object.objectID.primaryKey)", detail: "unknown entity code \(code)")
         }
-        // References are stored in reference columns only; a null there reads as a nil reference.
-        for relationship in object.info.relationships where relationship.kind == .toOne && relationship.slot < values.count {
-            if case .value(.null) = values[relationship.slot] { values[relationship.slot] = .reference(nil) }
-        }
-        object.committedValues = values
+        object.committedValues = CommittedValues(columns: row.columns, references: store.references, info: object.info)
         object.committedVersion = row.version
         object.isFaultState = false
     }

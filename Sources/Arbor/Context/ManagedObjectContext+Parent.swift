@@ -70,7 +70,7 @@ extension ManagedObjectContext {
             object.objectID = state.id
             register(object)
         }
-        object.committedValues = state.values
+        object.committedValues = CommittedValues(state.values)
         object.committedVersion = state.version
         object.isFaultState = false
     }
@@ -120,7 +120,7 @@ extension ManagedObjectContext {
                 detach(object)
                 continue
             }
-            object.committedValues = (0..<object.info.columnCount).map { currentValue(object, slot: $0) }
+            object.committedValues = CommittedValues((0..<object.info.columnCount).map { currentValue(object, slot: $0) })
             object.changes = [:]
             object.insertedFlag = false
             object.isFaultState = false

@@ -72,7 +72,7 @@ extension ManagedObjectContext {
                     // What the store needs to merge a conflict property by property.
                     write.changedSlots = (0..<object.info.columnCount).filter { object.changes[$0] != nil }
                     write.readColumns = object.committedValues.map { values in
-                        values.map { value -> WriteColumn in
+                        values.all.map { value -> WriteColumn in
                             switch value {
                             case .value(let value): return .value(value)
                             case .reference(let target): return target.map(WriteColumn.reference) ?? .value(.null)
@@ -205,7 +205,7 @@ extension ManagedObjectContext {
             } else {
                 // Only to-many changes: the row itself is unchanged; committed references may
                 // still name objects inserted by this save.
-                object.committedValues = object.committedValues?.map { $0.remapped(remap) }
+                object.committedValues = object.committedValues?.remapped(remap)
             }
             object.insertedFlag = false
             for slot in object.toMany.indices { object.toMany[slot]?.commit(remap: remap) }

@@ -21,7 +21,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// An identity-map entry: a struct, so registering an object allocates nothing.
     struct WeakObject {
         weak var object: ManagedObject?
-        init(_ object: ManagedObject) { self.object = object }
+        init(_ object: ManagedObject?) { self.object = object }
     }
 
     public let concurrencyType: ConcurrencyType
@@ -176,12 +176,25 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// object) saves a lookup in the coordinator.
     func register(_ object: ManagedObject, store known: PersistentStore? = nil) {
         registered[object.objectID] = WeakObject(object)
+        registered(object, store: known)
+    }
+
+    /// The bookkeeping of a newly registered object: its row stays cached while it lives.
+    private func registered(_ object: ManagedObject, store known: PersistentStore?) {
         if !object.objectID.isTemporaryID, object.cacheRetention == nil, let store = known ?? (try? store(for: object.objectID)) {
             let key = RowKey(object.objectID)
             store.rowCache.retain(key)
             object.cacheRetention = (store.rowCache, key)
         }
         if registered.count > purgeThreshold { purgeReleased() }
+    }
+
+    /// The object `entry` holds, or one `make` creates, put in `entry`; true when created.
+    private static func existingOrNew(_ entry: inout WeakObject, make: () -> ManagedObject) -> (ManagedObject, Bool) {
+        if let object = entry.object { return (object, false) }
+        let object = make()
+        entry = WeakObject(object)
+        return (object, true)
     }
 
     /// Takes `object` out of this context: forgotten by the identity map and the changed set,
@@ -246,9 +259,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// `object(with:)` for an ID of `store` (a fetch's rows): no coordinator lookup.
+    /// One probe of the identity map, whether the object is there or is created (a fetch
+    /// creates most of its objects).
     func object(with id: ObjectID, in store: PersistentStore) -> ManagedObject {
-        if let object = registered[id]?.object { return object }
-        return instantiate(id, store: store)
+        let (object, isNew) = Self.existingOrNew(&registered[id, default: WeakObject(nil)]) {
+            id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
+        }
+        if isNew { registered(object, store: store) }
+        return object
     }
 
     /// The object for `id` with its data loaded.

@@ -45,9 +45,9 @@ extension ManagedObjectContext {
             case .objectTrumps:
                 try apply(stored, to: object, from: store)
             case .storeTrumps:
-                let before = object.committedValues ?? []
+                let before = object.committedValues?.all ?? []
                 try apply(stored, to: object, from: store)
-                let after = object.committedValues ?? []
+                let after = object.committedValues?.all ?? []
                 for slot in 0..<min(before.count, after.count) where before[slot] != after[slot] {
                     object.changes[slot] = nil
                 }

@@ -129,7 +129,8 @@ extension ManagedObjectContext {
         for store in stores {
             let (rows, stats) = try store.fetchRows(info, predicate: storePredicate, includesSubentities: request.includesSubentities,
                                                     keyPaths: keyPaths, ordered: ordered, limit: limit, onProgress: onProgress)
-            entries.append(contentsOf: rows)
+            // One store (the common case) hands its array over instead of copying it.
+            if entries.isEmpty { entries = rows } else { entries.append(contentsOf: rows) }
             statistics.append(stats)
         }
         if pending && followsRelationships, let predicate = request.predicate {

@@ -140,9 +140,21 @@ extension PersistentStore {
                 func consider(_ key: Int64, _ row: StoredRow, checked: Bool = false) throws -> Bool {
                     examined += 1
                     if examined % 256 == 0, let onProgress { try onProgress(examined) }
-                    let matchesEntity = row.entityCode == info.code || (includesSubentities && info.descendantCodes.contains(row.entityCode))
-                    guard matchesEntity, let concrete = model.infosByCode[row.entityCode] else { return false }
+                    // The fetched entity itself needs no lookup by code (the common case).
+                    let concrete: EntityInfo
+                    if row.entityCode == info.code {
+                        concrete = info
+                    } else if includesSubentities && info.descendantCodes.contains(row.entityCode), let sub = model.infosByCode[row.entityCode] {
+                        concrete = sub
+                    } else {
+                        return false
+                    }
                     let id = ObjectID(info: concrete, store: identifier, key: key)
+                    // A subject only when a residual or a sort key path reads through it.
+                    guard (!checked && residual != nil) || !keyPaths.isEmpty else {
+                        result.append(FetchedRow(id: id, row: row, values: []))
+                        return true
+                    }
                     let subject = RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)
                     if !checked, let residual, try !evaluator.evaluate(residual, subject) { return false }
                     let values = try keyPaths.map { try evaluator.follow($0, from: .object(id), start: subject) }
@@ -211,7 +223,7 @@ extension PersistentStore {
                             }
                             // The primary key ends the entry; found by walking its components,
                             // so only for entries the filters kept.
-                            guard let pk = IndexKeys.trailingKey(key) else {
+                            guard let pkStart = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: pkStart) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                             }
                             if seen != nil, seen?.insert(pk).inserted == false { return true }
@@ -226,7 +238,12 @@ extension PersistentStore {
                                 checked = true
                             }
                             // Decoded where it lies in its page: no copy of the row's bytes.
-                            guard let row = try rows.withValue(keys.rowKey(pk), { try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)") }) else {
+                            // The entry ends with the row's key as the row tree encodes it (one
+                            // store, one key format), so that part of the entry is the lookup
+                            // key; an entry encoded otherwise falls back to encoding the key.
+                            let decode = { (value: UnsafeRawBufferPointer) in try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)") }
+                            guard let row = try rows.withValue(forKeyBytes: UnsafeRawBufferPointer(rebasing: key[pkStart...]), decode)
+                                ?? rows.withValue(keys.rowKey(pk), decode) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }
                             if try consider(pk, row, checked: checked) {

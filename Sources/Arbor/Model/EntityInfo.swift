@@ -110,6 +110,8 @@ final class EntityInfo: Sendable {
     let rowTree: String
     /// Hash of the root entity's name: IDs of one hierarchy share it.
     let rootHash: Int
+    /// Per column slot: whether it holds a to-one reference (a null there is a nil reference).
+    let isToOneSlot: [Bool]
 
     init(name: String, code: UInt16, schema: EntitySchema, managedObjectClass: ManagedObject.Type, rootName: String, rootCode: UInt16,
          descendantCodes: Set<UInt16>, attributes: [Attribute], relationships: [Relationship], columnCount: Int,
@@ -134,6 +136,9 @@ final class EntityInfo: Sendable {
         self.indexes = indexes
         self.rowTree = StoreLayout.rowTree(root: rootName)
         self.rootHash = rootName.hashValue
+        var toOne = [Bool](repeating: false, count: columnCount)
+        for relationship in relationships where relationship.kind == .toOne && relationship.slot < columnCount { toOne[relationship.slot] = true }
+        self.isToOneSlot = toOne
     }
 
     func attribute(named name: String) -> Attribute? {

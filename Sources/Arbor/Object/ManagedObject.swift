@@ -29,7 +29,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     // State, read and written only on the context's queue.
     var isFaultState = true
-    var committedValues: [PropertyValue]?
+    var committedValues: CommittedValues?
     var committedVersion: UInt64?
     var changes: ChangeSet = [:]
     /// Whether the object is in its context's `changed` map (kept by the context's

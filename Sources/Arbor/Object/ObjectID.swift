@@ -41,8 +41,8 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(primaryKey)
-        hasher.combine(info.rootHash)
+        // One combine (a round of hashing, not two): the key mixed with its hierarchy's hash.
+        hasher.combine(UInt64(bitPattern: primaryKey) ^ UInt64(UInt(bitPattern: info.rootHash)))
     }
 
     static let temporarySerial = Locked<Int64>(0)

@@ -47,6 +47,8 @@ public final class PersistentStore: Sendable {
     /// How this store's keys encode integers (its key format).
     let keys: IndexKeys
     let entityNames: Set<String>
+    /// Resolves the reference columns of rows read here (kept by loaded objects).
+    let references: StoredReferences
 
     /// Opens (or creates) the store file at `url` for `model`.
     /// - Throws: `StoreError.fileNotFound`, `.notAStoreFile` (a foreign or non-Arbor file),
@@ -100,6 +102,7 @@ public final class PersistentStore: Sendable {
                                                                     migrate: options.migratesAutomatically, newKeyFormat: options.keyFormat)
             rowCache.observe(snapshot: try database.view { $0.snapshotID })
         } catch { throw storeError(error, path: path) }
+        references = StoredReferences(entities: model.infosByCode, store: identifier)
     }
 
     /// The lightweight migrations this store went through, oldest first.

@@ -126,8 +126,10 @@ enum RowCodec {
             }
             var columns: [ColumnValue] = []
             if format == formatByte {
-                // Columns run to the end; each takes at least one byte.
-                columns.reserveCapacity(reader.remaining)
+                // Columns run to the end; each takes at least one byte. Room for a typical
+                // row only: reserving one column per remaining byte allocated a buffer twenty
+                // times too large (and the allocator's slow path) for every row read.
+                columns.reserveCapacity(min(reader.remaining, 16))
                 while !reader.isAtEnd { columns.append(try column(&reader, format: format)) }
             } else {
                 let count = try reader.varint()
