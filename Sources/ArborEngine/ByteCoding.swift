@@ -89,21 +89,34 @@ extension Array where Element == UInt8 {
     let common = Swift.min(a.count, b.count)
     if common > 0, let pa = a.baseAddress, let pb = b.baseAddress {
         if common <= 16 {
-            // Short keys (row keys, most index keys): a loop beats a call to memcmp. Eight
-            // bytes at a time first (big-endian words order as their bytes do): index keys
-            // often share a prefix (the owner's key, a column's tag) longer than a few bytes.
-            var index = 0
-            while index + 8 <= common {
-                let x = UInt64(bigEndian: pa.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                let y = UInt64(bigEndian: pb.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                if x != y { return x < y ? -1 : 1 }
-                index += 8
+            // Short keys (row keys, most index keys), without a loop: two big-endian words of
+            // the widest size that fits, the first at the start and the second ending at
+            // `common` (they may overlap: when the first words are equal, so are the shared
+            // bytes, and the second pair decides). Big-endian words order as their bytes do.
+            var x: UInt64, y: UInt64
+            if common >= 8 {
+                x = UInt64(bigEndian: pa.loadUnaligned(as: UInt64.self))
+                y = UInt64(bigEndian: pb.loadUnaligned(as: UInt64.self))
+                if x == y {
+                    x = UInt64(bigEndian: pa.loadUnaligned(fromByteOffset: common - 8, as: UInt64.self))
+                    y = UInt64(bigEndian: pb.loadUnaligned(fromByteOffset: common - 8, as: UInt64.self))
+                }
+            } else if common >= 4 {
+                // Both words in one: the first four bytes high, the last four low.
+                x = UInt64(UInt32(bigEndian: pa.loadUnaligned(as: UInt32.self))) << 32
+                    | UInt64(UInt32(bigEndian: pa.loadUnaligned(fromByteOffset: common - 4, as: UInt32.self)))
+                y = UInt64(UInt32(bigEndian: pb.loadUnaligned(as: UInt32.self))) << 32
+                    | UInt64(UInt32(bigEndian: pb.loadUnaligned(fromByteOffset: common - 4, as: UInt32.self)))
+            } else if common >= 2 {
+                x = UInt64(UInt16(bigEndian: pa.loadUnaligned(as: UInt16.self))) << 16
+                    | UInt64(UInt16(bigEndian: pa.loadUnaligned(fromByteOffset: common - 2, as: UInt16.self)))
+                y = UInt64(UInt16(bigEndian: pb.loadUnaligned(as: UInt16.self))) << 16
+                    | UInt64(UInt16(bigEndian: pb.loadUnaligned(fromByteOffset: common - 2, as: UInt16.self)))
+            } else {
+                x = UInt64(pa.load(as: UInt8.self))
+                y = UInt64(pb.load(as: UInt8.self))
             }
-            while index < common {
-                let x = pa.load(fromByteOffset: index, as: UInt8.self), y = pb.load(fromByteOffset: index, as: UInt8.self)
-                if x != y { return x < y ? -1 : 1 }
-                index += 1
-            }
+            if x != y { return x < y ? -1 : 1 }
         } else {
             let result = memcmp(pa, pb, common)
             if result != 0 { return Int(result) }

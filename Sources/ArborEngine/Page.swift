@@ -154,7 +154,7 @@ final class Page: @unchecked Sendable {
         var low = 0, high = count
         while low < high {
             let mid = (low + high) >> 1
-            if withKey(mid, { compareBytes($0, key) }) < 0 { low = mid + 1 } else { high = mid }
+            if compareKey(mid, key) < 0 { low = mid + 1 } else { high = mid }
         }
         return low
     }
@@ -164,9 +164,18 @@ final class Page: @unchecked Sendable {
         var low = 0, high = count
         while low < high {
             let mid = (low + high) >> 1
-            if withKey(mid, { compareBytes($0, key) }) <= 0 { low = mid + 1 } else { high = mid }
+            if compareKey(mid, key) <= 0 { low = mid + 1 } else { high = mid }
         }
         return low
+    }
+
+    /// `compareBytes` of key `index` with `key`: the step of every binary search, so the key is
+    /// located without the closure and slice of `withKey` (the layout check at load made every
+    /// key's bounds valid).
+    @inline(__always) private func compareKey(_ index: Int, _ key: UnsafeRawBufferPointer) -> Int {
+        let (start, length) = keyLocation(index)
+        guard let base = bytes.baseAddress else { return compareBytes(UnsafeRawBufferPointer(start: nil, count: 0), key) }
+        return compareBytes(UnsafeRawBufferPointer(start: base + start, count: length), key)
     }
 
     /// Overflow payload of this overflow page.
