@@ -135,10 +135,8 @@ struct FaultingTests {
         try stack.reopen()
         let context = stack.context()
         try context.performAndWait {
-            var request = FetchRequest(entityName: "Stop")
-            request.returnsObjectsAsFaults = false
-            let stops = try context.fetch(request, as: Stop.self)
-            #expect(stops.count == 4 && stops.allSatisfy { !$0.isFault })
+            let stops = try context.fetchFilled("Stop", as: Stop.self)
+            #expect(stops.count == 4)
             let read = stack.store.statistics.rowsRead
             let root = try stack.id(ids[0])
             for stop in stops {

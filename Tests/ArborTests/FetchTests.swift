@@ -174,10 +174,8 @@ struct FetchTests {
         _ = try Self.seed(stack, stops: 10)
         let context = stack.context()
         try context.performAndWait {
-            var request = FetchRequest(entityName: "Stop")
-            request.returnsObjectsAsFaults = false
-            let stops = try context.fetch(request, as: Stop.self)
-            #expect(stops.count == 10 && stops.allSatisfy { !$0.isFault })
+            let stops = try context.fetchFilled("Stop", as: Stop.self)
+            #expect(stops.count == 10)
             let fired = stack.store.statistics.faultsFired
             _ = stops.map(\.name)
             #expect(stack.store.statistics.faultsFired == fired)

@@ -2,6 +2,7 @@
 import ArborEngine
 import ArborTestSupport
 import Foundation
+import Testing
 
 /// A coordinator over a fresh store file in a temporary directory, with helpers to reopen it.
 final class TestStack {
@@ -44,4 +45,16 @@ func eventually<T>(_ context: ManagedObjectContext, _ value: () -> T, until done
         last = context.performAndWait(value)
     }
     return last
+}
+
+extension ManagedObjectContext {
+    /// Every object of `entityName` as `T`, fetched with `returnsObjectsAsFaults = false`
+    /// (call inside `perform`); records an issue for any that arrived as a fault.
+    func fetchFilled<T: ManagedObject>(_ entityName: String, as type: T.Type) throws -> [T] {
+        var request = FetchRequest(entityName: entityName)
+        request.returnsObjectsAsFaults = false
+        let objects = try fetch(request, as: type)
+        #expect(objects.allSatisfy { !$0.isFault }, "a fetched object arrived as a fault")
+        return objects
+    }
 }

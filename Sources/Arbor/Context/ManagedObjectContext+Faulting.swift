@@ -13,6 +13,7 @@ extension ManagedObjectContext {
         // A temporary ID names an object inserted in some context and never saved: no row.
         guard !object.objectID.isTemporaryID else { throw ContextError.objectNotFound(object.objectID) }
         let store = try store(for: object.objectID)
+        retainCachedRow(object, in: store)
         store.rowCache.noteFaultFired()
         guard let row = try store.row(for: object.objectID, maxAge: stalenessInterval < 0 ? nil : stalenessInterval) else {
             throw ContextError.objectNotFound(object.objectID)

@@ -145,12 +145,6 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return try coordinator.store(for: id)
     }
 
-    /// Creates the object for `id` (a fault) and registers it.
-    func instantiate(_ id: ObjectID, store: PersistentStore? = nil) -> ManagedObject {
-        let object = id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
-        register(object, store: store)
-        return object
-    }
 
     /// A cached slot: the key path and entity are kept so their identities stay unique.
     struct AttributeSlot {
@@ -172,21 +166,21 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return slot
     }
 
-    /// Registers `object` in the identity map; `store` (when the caller knows it holds the
-    /// object) saves a lookup in the coordinator.
-    func register(_ object: ManagedObject, store known: PersistentStore? = nil) {
+    /// Registers `object` in the identity map.
+    func register(_ object: ManagedObject) {
         registered[object.objectID] = WeakObject(object)
-        registered(object, store: known)
+        if registered.count > purgeThreshold { purgeReleased() }
     }
 
-    /// The bookkeeping of a newly registered object: its row stays cached while it lives.
-    private func registered(_ object: ManagedObject, store known: PersistentStore?) {
-        if !object.objectID.isTemporaryID, object.cacheRetention == nil, let store = known ?? (try? store(for: object.objectID)) {
-            let key = RowKey(object.objectID)
-            store.rowCache.retain(key)
-            object.cacheRetention = (store.rowCache, key)
-        }
-        if registered.count > purgeThreshold { purgeReleased() }
+    /// Keeps `object`'s row in `store`'s row cache while the object lives. Done when the
+    /// object first loads its row from the store (a fault firing, a batch filling), not when
+    /// it is registered: objects a fetch fills hold their columns already, and most are never
+    /// turned back into faults, so a cache entry for each would only cost time.
+    func retainCachedRow(_ object: ManagedObject, in store: PersistentStore) {
+        guard !object.objectID.isTemporaryID, object.cacheRetention == nil else { return }
+        let key = RowKey(object.objectID)
+        store.rowCache.retain(key)
+        object.cacheRetention = (store.rowCache, key)
     }
 
     /// The object `entry` holds, or one `make` creates, put in `entry`; true when created.
@@ -253,19 +247,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// The object for `id`: the registered one, or a new fault. Never does I/O; reading a
     /// property of a fault whose row is gone reads fallback values and sets `lastFaultError`.
+    /// - Complexity: O(1); one probe of the identity map, whether the object is there or is
+    ///   created (a fetch creates most of its objects).
     public func object(with id: ObjectID) -> ManagedObject {
-        if let object = registered[id]?.object { return object }
-        return instantiate(id)
-    }
-
-    /// `object(with:)` for an ID of `store` (a fetch's rows): no coordinator lookup.
-    /// One probe of the identity map, whether the object is there or is created (a fetch
-    /// creates most of its objects).
-    func object(with id: ObjectID, in store: PersistentStore) -> ManagedObject {
         let (object, isNew) = Self.existingOrNew(&registered[id, default: WeakObject(nil)]) {
             id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
         }
-        if isNew { registered(object, store: store) }
+        if isNew, registered.count > purgeThreshold { purgeReleased() }
         return object
     }
 

@@ -125,10 +125,7 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
             return objects
         }
         let range = (batch * batchSize)..<Swift.min((batch + 1) * batchSize, ids.count)
-        let objects = range.map { position -> ManagedObject in
-            let id = objectID(at: position), store = ids[position].store
-            return store >= 0 ? context.object(with: id, in: stores[Int(store)]) : context.object(with: id)
-        }
+        let objects = range.map { context.object(with: objectID(at: $0)) }
         var byStore: [Int: [ManagedObject]] = [:]
         for (offset, object) in objects.enumerated() where object.isFaultState && ids[range.lowerBound + offset].store >= 0 {
             byStore[Int(ids[range.lowerBound + offset].store), default: []].append(object)
@@ -154,6 +151,7 @@ extension ManagedObjectContext {
             return
         }
         let maxAge: TimeInterval? = stalenessInterval < 0 ? nil : stalenessInterval
+        for object in faults { retainCachedRow(object, in: store) }
         var missing: [ManagedObject] = []
         for (object, cached) in zip(faults, store.rowCache.lookup(faults.map { RowKey($0.objectID) }, maxAge: maxAge)) {
             if let cached {

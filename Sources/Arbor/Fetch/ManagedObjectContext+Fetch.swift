@@ -23,7 +23,7 @@ extension ManagedObjectContext {
         }
         let objects = entries.map { entry in
             let store = entry.id.isTemporaryID ? nil : store(of: entry.id)
-            let object = store.map { self.object(with: entry.id, in: $0) } ?? self.object(with: entry.id)
+            let object = self.object(with: entry.id)
             if fill, object.isFaultState {
                 if parent != nil {
                     fulfillQuietly(object)
