@@ -71,7 +71,9 @@ final class Page: @unchecked Sendable {
 
     @inline(__always) func withKey<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let (start, length) = keyLocation(index)
-        return try body(UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)]))
+        // From the base address, not a slice of `raw`: every binary search step passes here.
+        // The layout check at load made every key's bounds valid.
+        return try body(UnsafeRawBufferPointer(start: bytes.baseAddress.map { $0 + start }, count: length))
     }
 
     func key(_ index: Int) -> [UInt8] { withKey(index) { Array($0) } }
@@ -154,7 +156,7 @@ final class Page: @unchecked Sendable {
         var low = 0, high = count
         while low < high {
             let mid = (low + high) >> 1
-            if compareKey(mid, key) < 0 { low = mid + 1 } else { high = mid }
+            if withKey(mid, { compareBytes($0, key) }) < 0 { low = mid + 1 } else { high = mid }
         }
         return low
     }
@@ -164,18 +166,9 @@ final class Page: @unchecked Sendable {
         var low = 0, high = count
         while low < high {
             let mid = (low + high) >> 1
-            if compareKey(mid, key) <= 0 { low = mid + 1 } else { high = mid }
+            if withKey(mid, { compareBytes($0, key) }) <= 0 { low = mid + 1 } else { high = mid }
         }
         return low
-    }
-
-    /// `compareBytes` of key `index` with `key`: the step of every binary search, so the key is
-    /// located without the closure and slice of `withKey` (the layout check at load made every
-    /// key's bounds valid).
-    @inline(__always) private func compareKey(_ index: Int, _ key: UnsafeRawBufferPointer) -> Int {
-        let (start, length) = keyLocation(index)
-        guard let base = bytes.baseAddress else { return compareBytes(UnsafeRawBufferPointer(start: nil, count: 0), key) }
-        return compareBytes(UnsafeRawBufferPointer(start: base + start, count: length), key)
     }
 
     /// Overflow payload of this overflow page.
@@ -195,20 +188,25 @@ final class Page: @unchecked Sendable {
     /// Copies `image` (a whole page as on disk, or a decompressed logical leaf) and validates it.
     /// - Throws: `ArborError.corruptPage` naming what is wrong.
     static func validated(id: PageID, image: UnsafeRawBufferPointer, verifyChecksum: Bool) throws -> Page {
-        try checkHeader(id: id, image: image, verifyChecksum: verifyChecksum)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
         buffer.copyMemory(from: image)
-        let page = Page(id: id, bytes: buffer)
-        try page.validateLayout()
-        return page
+        return try validated(id: id, adopting: buffer, verifyChecksum: verifyChecksum)
     }
 
-    /// `validated(id:image:verifyChecksum:)` without the copy, for a page just read from the
-    /// file into `buffer` (allocated with alignment 8): the function owns `buffer` from the
-    /// call on — the returned page keeps it, and it is deallocated when the page is invalid.
-    static func validated(id: PageID, adopting buffer: UnsafeMutableRawBufferPointer) throws -> Page {
+    /// `validated(id:image:verifyChecksum:)` without the copy, for a page image already in
+    /// `buffer` (allocated with alignment 8; a page just read from the file): the function
+    /// owns `buffer` from the call on — the returned page keeps it, and it is deallocated when
+    /// the page is invalid.
+    static func validated(id: PageID, adopting buffer: UnsafeMutableRawBufferPointer, verifyChecksum: Bool = true) throws -> Page {
+        let image = UnsafeRawBufferPointer(buffer)
         do {
-            try checkHeader(id: id, image: UnsafeRawBufferPointer(buffer), verifyChecksum: true)
+            guard image.count >= PageHeader.size else {
+                throw ArborError.corruptPage(page: id, detail: "page image of \(image.count) bytes is shorter than its header")
+            }
+            if verifyChecksum { try verifyPageChecksum(id: id, image: image) }
+            guard image.u32(PageHeader.pageNumber) == id else {
+                throw ArborError.corruptPage(page: id, detail: "header says page \(image.u32(PageHeader.pageNumber)) (misdirected write?)")
+            }
         } catch {
             buffer.deallocate()
             throw error
@@ -217,16 +215,6 @@ final class Page: @unchecked Sendable {
         let page = Page(id: id, bytes: buffer)
         try page.validateLayout()
         return page
-    }
-
-    private static func checkHeader(id: PageID, image: UnsafeRawBufferPointer, verifyChecksum: Bool) throws {
-        guard image.count >= PageHeader.size else {
-            throw ArborError.corruptPage(page: id, detail: "page image of \(image.count) bytes is shorter than its header")
-        }
-        if verifyChecksum { try verifyPageChecksum(id: id, image: image) }
-        guard image.u32(PageHeader.pageNumber) == id else {
-            throw ArborError.corruptPage(page: id, detail: "header says page \(image.u32(PageHeader.pageNumber)) (misdirected write?)")
-        }
     }
 
     private func validateLayout() throws {

@@ -22,12 +22,11 @@ extension ManagedObjectContext {
             return lastStore
         }
         let objects = entries.map { entry in
-            let store = entry.id.isTemporaryID ? nil : store(of: entry.id)
             let object = self.object(with: entry.id)
             if fill, object.isFaultState {
                 if parent != nil {
                     fulfillQuietly(object)
-                } else if let row = entry.row, let store {
+                } else if let row = entry.row, !entry.id.isTemporaryID, let store = store(of: entry.id) {
                     try? apply(row, to: object, from: store)
                 }
             }

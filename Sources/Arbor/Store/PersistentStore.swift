@@ -124,10 +124,10 @@ public final class PersistentStore: Sendable {
     func holds(_ info: EntityInfo) -> Bool { entityNames.contains(info.name) }
 
     func objectID(code: UInt16, key: Int64, location: @autoclosure () -> String) throws -> ObjectID {
-        guard let info = model.infosByCode[code] else {
+        guard let id = references.objectID(code: code, key: key) else {
             throw StoreError.corruptRow(location: location(), detail: "unknown entity code \(code)")
         }
-        return ObjectID(info: info, store: identifier, key: key)
+        return id
     }
 
     // MARK: Reading
