@@ -14,7 +14,7 @@ extension WriteTransaction {
         sizes.reserveCapacity(count)
         for node in [left, right] {
             let keys = node.keys, values = node.values
-            for cell in keys.indices { sizes.append(leafCellSize(keyLength: keys[cell].count, value: values[cell])) }
+            for cell in values.indices { sizes.append(leafCellSize(keyLength: keys.length(cell), value: values[cell])) }
         }
         let total = sizes.reduce(0, +)
         var prefix = sizes[0], index = 1
@@ -24,13 +24,13 @@ extension WriteTransaction {
         }
         guard PageHeader.size + prefix <= pageSize, PageHeader.size + total - prefix <= pageSize else { return nil }
         if index < leftCount {
-            right.keys.insert(contentsOf: left.keys[index...], at: 0)
+            right.keys.prepend(contentsOf: left.keys, index..<leftCount)
             right.values.insert(contentsOf: left.values[index...], at: 0)
             left.keys.removeSubrange(index...)
             left.values.removeSubrange(index...)
         } else if index > leftCount {
             let moved = index - leftCount
-            left.keys.append(contentsOf: right.keys[..<moved])
+            left.keys.append(contentsOf: right.keys, 0..<moved)
             left.values.append(contentsOf: right.values[..<moved])
             right.keys.removeSubrange(..<moved)
             right.values.removeSubrange(..<moved)
@@ -71,7 +71,7 @@ extension WriteTransaction {
 
         if node.isLeaf {
             if leftCells + rightCells <= capacity {
-                left.keys += right.keys
+                left.keys.append(contentsOf: right.keys)
                 left.values += right.values
                 left.recomputeSize()
                 parent.removeBranch(separatorAt: separatorIndex)
@@ -84,23 +84,26 @@ extension WriteTransaction {
         } else {
             let separator = parent.keys[separatorIndex]
             if leftCells + rightCells + branchCellSize(keyLength: separator.count) <= capacity {
-                left.keys += [separator] + right.keys
+                left.keys.append(separator)
+                left.keys.append(contentsOf: right.keys)
                 left.children += right.children
                 left.recomputeSize()
                 parent.removeBranch(separatorAt: separatorIndex)
                 try free(rightID)
                 return
             }
-            let keys = left.keys + [separator] + right.keys
+            var keys = left.keys
+            keys.append(separator)
+            keys.append(contentsOf: right.keys)
             let children = left.children + right.children
             let combined = Node(level: node.level)
             combined.keys = keys
             combined.children = children
             combined.recomputeSize()
             let index = splitIndex(combined, packLeft: false, minIndex: 1, maxIndex: keys.count - 2)
-            left.keys = Array(keys[..<index])
+            left.keys = keys.extracting(0..<index)
             left.children = Array(children[...index])
-            right.keys = Array(keys[(index + 1)...])
+            right.keys = keys.extracting((index + 1)...)
             right.children = Array(children[(index + 1)...])
             left.recomputeSize()
             right.recomputeSize()

@@ -217,7 +217,7 @@ extension WriteTransaction {
             let separator: [UInt8]
             if current.isLeaf {
                 let index = splitIndex(current, packLeft: packLeft, minIndex: 1, maxIndex: current.count - 1)
-                right.keys = Array(current.keys[index...])
+                right.keys = current.keys.extracting(index...)
                 right.values = Array(current.values[index...])
                 separator = shortestSeparator(current.keys[index - 1], current.keys[index])
                 current.keys.removeSubrange(index...)
@@ -225,7 +225,7 @@ extension WriteTransaction {
             } else {
                 let index = splitIndex(current, packLeft: packLeft, minIndex: 1, maxIndex: current.count - 2)
                 separator = current.keys[index]
-                right.keys = Array(current.keys[(index + 1)...])
+                right.keys = current.keys.extracting((index + 1)...)
                 right.children = Array(current.children[(index + 1)...])
                 current.keys.removeSubrange(index...)
                 current.children.removeSubrange((index + 1)...)
@@ -244,8 +244,8 @@ extension WriteTransaction {
         // Local copies of the arrays: reading a node's arrays cell by cell would retain and
         // check access on every read.
         let keys = node.keys, values = node.values
-        let sizes = node.isLeaf ? keys.indices.map { leafCellSize(keyLength: keys[$0].count, value: values[$0]) }
-            : keys.map { branchCellSize(keyLength: $0.count) }
+        let sizes = node.isLeaf ? values.indices.map { leafCellSize(keyLength: keys.length($0), value: values[$0]) }
+            : (0..<keys.count).map { branchCellSize(keyLength: keys.length($0)) }
         let total = sizes.reduce(0, +)
         let capacity = pageSize - PageHeader.size
         var prefix = 0

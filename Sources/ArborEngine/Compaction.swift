@@ -163,7 +163,7 @@ struct CompactWriter {
             if end == entries.count && !final { break }
             end = max(end, start + 1)
             let node = Node(level: 0)
-            node.keys = entries[start..<end].map(\.0)
+            node.keys = KeyList(entries[start..<end].lazy.map(\.0))
             node.values = entries[start..<end].map(\.1)
             node.recomputeSize()
             try writeLeaf(node, into: &builder, compressed: useCompression)
@@ -192,7 +192,7 @@ struct CompactWriter {
             guard half > 0 else { throw ArborError.internalInconsistency("a single entry does not fit a leaf") }
             for range in [0..<half, half..<node.count] {
                 let part = Node(level: 0)
-                part.keys = Array(node.keys[range])
+                part.keys = node.keys.extracting(range)
                 part.values = Array(node.values[range])
                 part.recomputeSize()
                 try writeLeaf(part, into: &builder, compressed: compressed)

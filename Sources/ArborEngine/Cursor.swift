@@ -205,7 +205,7 @@ public final class Cursor {
             case .node(let node):
                 while index != end {
                     let value = try transaction.resolve(node.values[index])
-                    guard try node.keys[index].withUnsafeBytes({ key in try value.withUnsafeBytes { try body(key, $0) } }) else { return }
+                    guard try node.keys.withKey(index, { key in try value.withUnsafeBytes { try body(key, $0) } }) else { return }
                     index += step
                 }
             }

@@ -1,4 +1,5 @@
-/// A tree page being modified by a write transaction, decoded into arrays.
+/// A tree page being modified by a write transaction, decoded: its keys back to back in one
+/// buffer (`KeyList`), its values or children in arrays.
 ///
 /// Clean pages are read in place (`Page`); the first modification in a transaction copies a page
 /// into a `Node` under a newly allocated page number (copy-on-write), and commit serializes it.
@@ -6,7 +7,7 @@ final class Node {
     /// 0 for a leaf; the height above the leaves for a branch.
     var level: Int
     /// Leaf keys, or branch separators (`keys[i]` separates `children[i]` and `children[i + 1]`).
-    var keys: [[UInt8]]
+    var keys: KeyList
     /// Leaf values, parallel to `keys`.
     var values: [LeafValue]
     /// Branch children; `children.count == keys.count + 1`.
@@ -19,7 +20,7 @@ final class Node {
 
     init(level: Int) {
         self.level = level
-        keys = []
+        keys = KeyList()
         values = []
         children = []
         byteSize = PageHeader.size
@@ -27,8 +28,12 @@ final class Node {
 
     convenience init(page: Page) {
         self.init(level: page.level)
-        keys.reserveCapacity(page.count + 1)
-        for index in 0..<page.count { keys.append(page.key(index)) }
+        // Built locally and stored once: appending through the property would check access
+        // for every key.
+        var keys = KeyList()
+        keys.reserveCapacity(keys: page.count + 1, bytes: page.usedBytes)
+        for index in 0..<page.count { page.withKey(index) { keys.append($0) } }
+        self.keys = keys
         if page.level == 0 {
             values.reserveCapacity(page.count + 1)
             for index in 0..<page.count { values.append(page.leafValue(index)) }
@@ -43,9 +48,9 @@ final class Node {
         var size = PageHeader.size
         let keys = self.keys, values = self.values  // one retain each, not one per cell
         if isLeaf {
-            for index in keys.indices { size += leafCellSize(keyLength: keys[index].count, value: values[index]) }
+            for index in values.indices { size += leafCellSize(keyLength: keys.length(index), value: values[index]) }
         } else {
-            for key in keys { size += branchCellSize(keyLength: key.count) }
+            for index in 0..<keys.count { size += branchCellSize(keyLength: keys.length(index)) }
         }
         byteSize = size
     }
@@ -70,7 +75,7 @@ final class Node {
     }
 
     func removeLeaf(at index: Int) {
-        byteSize -= leafCellSize(keyLength: keys[index].count, value: values[index])
+        byteSize -= leafCellSize(keyLength: keys.length(index), value: values[index])
         keys.remove(at: index)
         values.remove(at: index)
     }
@@ -85,36 +90,31 @@ final class Node {
     }
 
     func replaceSeparator(at index: Int, with key: [UInt8]) {
-        byteSize += key.count - keys[index].count
-            + varintLength(UInt64(key.count)) - varintLength(UInt64(keys[index].count))
-        keys[index] = key
+        let old = keys.length(index)
+        byteSize += key.count - old + varintLength(UInt64(key.count)) - varintLength(UInt64(old))
+        keys.replace(at: index, with: key)
     }
 
     /// Removes separator `index` and the child to its right.
     func removeBranch(separatorAt index: Int) {
-        byteSize -= branchCellSize(keyLength: keys[index].count)
+        byteSize -= branchCellSize(keyLength: keys.length(index))
         keys.remove(at: index)
         children.remove(at: index + 1)
     }
 
     /// The child index covering `key` in a branch.
     func childIndex(for key: [UInt8]) -> Int {
-        var low = 0, high = keys.count
-        while low < high {
-            let mid = (low + high) >> 1
-            if compareBytes(keys[mid], key) <= 0 { low = mid + 1 } else { high = mid }
-        }
-        return low
+        let keys = self.keys
+        return key.withUnsafeBytes { keys.upperBound($0) }
     }
 
     /// The index of the first key >= `key` in a leaf, and whether it is equal.
     func search(_ key: [UInt8]) -> (index: Int, found: Bool) {
-        var low = 0, high = keys.count
-        while low < high {
-            let mid = (low + high) >> 1
-            if compareBytes(keys[mid], key) < 0 { low = mid + 1 } else { high = mid }
+        let keys = self.keys
+        return key.withUnsafeBytes { key in
+            let index = keys.lowerBound(key)
+            return (index, index < keys.count && keys.keyEquals(index, key))
         }
-        return (low, low < keys.count && keys[low] == key)
     }
 
     // MARK: Serialization
@@ -132,31 +132,31 @@ final class Node {
         buffer.putU32(isLeaf ? 0 : children[0], at: PageHeader.extra)
         // Cells are packed from the end of the page downwards, in key order.
         var cellEnd = buffer.count
-        for index in keys.indices {
-            let key = keys[index]
-            let cellSize: Int
-            if isLeaf {
-                cellSize = leafCellSize(keyLength: key.count, value: values[index]) - 2
-            } else {
-                cellSize = branchCellSize(keyLength: key.count) - 2
-            }
-            let start = cellEnd - cellSize
-            buffer.putU16(UInt16(start), at: PageHeader.size + 2 * index)
-            var position = start
-            if isLeaf {
-                key.withUnsafeBytes { key in
+        let keys = self.keys, values = self.values, children = self.children  // one retain each, not one per cell
+        for index in 0..<keys.count {
+            keys.withKey(index) { key in
+                let cellSize: Int
+                if isLeaf {
+                    cellSize = leafCellSize(keyLength: key.count, value: values[index]) - 2
+                } else {
+                    cellSize = branchCellSize(keyLength: key.count) - 2
+                }
+                let start = cellEnd - cellSize
+                buffer.putU16(UInt16(start), at: PageHeader.size + 2 * index)
+                var position = start
+                if isLeaf {
                     switch values[index] {
                     case .inline(let value): _ = value.withUnsafeBytes { buffer.putInlineLeafCell(key: key, value: $0, at: position) }
                     case .overflow(let ref): _ = buffer.putOverflowLeafCell(key: key, ref: ref, at: position)
                     }
+                } else {
+                    buffer.putU32(children[index + 1], at: position)
+                    position += 4
+                    position += buffer.putVarint(UInt64(key.count), at: position)
+                    _ = buffer.putBytes(key, at: position)
                 }
-            } else {
-                buffer.putU32(children[index + 1], at: position)
-                position += 4
-                position += buffer.putVarint(UInt64(key.count), at: position)
-                _ = key.withUnsafeBytes { buffer.putBytes($0, at: position) }
+                cellEnd = start
             }
-            cellEnd = start
         }
         sealPage(buffer)
     }

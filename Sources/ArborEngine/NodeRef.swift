@@ -22,7 +22,7 @@ enum NodeRef {
     @inline(__always) func withKey<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         switch self {
         case .page(let page): return try page.withKey(index, body)
-        case .node(let node): return try node.keys[index].withUnsafeBytes(body)
+        case .node(let node): return try node.keys.withKey(index, body)
         }
     }
 
@@ -51,13 +51,7 @@ enum NodeRef {
     func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
         switch self {
         case .page(let page): return page.lowerBound(key)
-        case .node(let node):
-            var low = 0, high = node.count
-            while low < high {
-                let mid = (low + high) >> 1
-                if node.keys[mid].withUnsafeBytes({ compareBytes($0, key) }) < 0 { low = mid + 1 } else { high = mid }
-            }
-            return low
+        case .node(let node): return node.keys.lowerBound(key)
         }
     }
 
@@ -65,13 +59,7 @@ enum NodeRef {
     func childIndex(for key: UnsafeRawBufferPointer) -> Int {
         switch self {
         case .page(let page): return page.childIndex(for: key)
-        case .node(let node):
-            var low = 0, high = node.count
-            while low < high {
-                let mid = (low + high) >> 1
-                if node.keys[mid].withUnsafeBytes({ compareBytes($0, key) }) <= 0 { low = mid + 1 } else { high = mid }
-            }
-            return low
+        case .node(let node): return node.keys.upperBound(key)
         }
     }
 }

@@ -298,7 +298,8 @@ public final class WriteTransaction: Transaction {
     /// Writes modified leaves to their (unreachable) pages early when the transaction holds more
     /// than `maxDirtyBytes` of them, so a large import's memory stays bounded.
     func spillIfNeeded() throws {
-        // A decoded node costs about twice its page in memory (an array per key and value).
+        // A decoded node costs about twice its page in memory: its keys in one buffer, and an
+        // array of values (16 bytes an entry, however short the value; empty in an index).
         guard dirty.count * pageSize * 2 > database.options.maxDirtyBytes else { return }
         let leaves = dirty.filter { $0.value.isLeaf }.sorted { $0.key < $1.key }
         try writeNodes(leaves.map { ($0.key, $0.value) }, keepImages: false)
