@@ -14,7 +14,7 @@ extension WriteTransaction {
         sizes.reserveCapacity(count)
         for node in [left, right] {
             let keys = node.keys, values = node.values
-            for cell in values.indices { sizes.append(leafCellSize(keyLength: keys.length(cell), value: values[cell])) }
+            for cell in values.indices { sizes.append(leafCellSize(keyLength: keys.length(cell), valueCellBytes: values.cellBytes(cell))) }
         }
         let total = sizes.reduce(0, +)
         var prefix = sizes[0], index = 1
@@ -25,13 +25,13 @@ extension WriteTransaction {
         guard PageHeader.size + prefix <= pageSize, PageHeader.size + total - prefix <= pageSize else { return nil }
         if index < leftCount {
             right.keys.prepend(contentsOf: left.keys, index..<leftCount)
-            right.values.insert(contentsOf: left.values[index...], at: 0)
+            right.values.prepend(contentsOf: left.values, index..<leftCount)
             left.keys.removeSubrange(index...)
             left.values.removeSubrange(index...)
         } else if index > leftCount {
             let moved = index - leftCount
             left.keys.append(contentsOf: right.keys, 0..<moved)
-            left.values.append(contentsOf: right.values[..<moved])
+            left.values.append(contentsOf: right.values, 0..<moved)
             right.keys.removeSubrange(..<moved)
             right.values.removeSubrange(..<moved)
         }
@@ -72,7 +72,7 @@ extension WriteTransaction {
         if node.isLeaf {
             if leftCells + rightCells <= capacity {
                 left.keys.append(contentsOf: right.keys)
-                left.values += right.values
+                left.values.append(contentsOf: right.values)
                 left.recomputeSize()
                 parent.removeBranch(separatorAt: separatorIndex)
                 try free(rightID)

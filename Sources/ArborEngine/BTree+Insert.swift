@@ -53,7 +53,7 @@ extension WriteTransaction {
     /// fit (the caller then takes the path from the root).
     private func insertIfItFits(_ box: TreeBox, _ leaf: Node, _ key: [UInt8], _ value: LeafValue, replaced: inout LeafValue?) -> Bool {
         let (index, found) = leaf.search(key)
-        let growth = found ? value.cellBytes - leaf.values[index].cellBytes : leafCellSize(keyLength: key.count, value: value)
+        let growth = found ? value.cellBytes - leaf.values.cellBytes(index) : leafCellSize(keyLength: key.count, value: value)
         guard leaf.byteSize + growth <= pageSize else { return false }
         replaced = place(key, value, in: leaf, at: index, found: found, box: box)
         return true
@@ -218,7 +218,7 @@ extension WriteTransaction {
             if current.isLeaf {
                 let index = splitIndex(current, packLeft: packLeft, minIndex: 1, maxIndex: current.count - 1)
                 right.keys = current.keys.extracting(index...)
-                right.values = Array(current.values[index...])
+                right.values = current.values.extracting(index...)
                 separator = shortestSeparator(current.keys[index - 1], current.keys[index])
                 current.keys.removeSubrange(index...)
                 current.values.removeSubrange(index...)
@@ -244,7 +244,7 @@ extension WriteTransaction {
         // Local copies of the arrays: reading a node's arrays cell by cell would retain and
         // check access on every read.
         let keys = node.keys, values = node.values
-        let sizes = node.isLeaf ? values.indices.map { leafCellSize(keyLength: keys.length($0), value: values[$0]) }
+        let sizes = node.isLeaf ? values.indices.map { leafCellSize(keyLength: keys.length($0), valueCellBytes: values.cellBytes($0)) }
             : (0..<keys.count).map { branchCellSize(keyLength: keys.length($0)) }
         let total = sizes.reduce(0, +)
         let capacity = pageSize - PageHeader.size

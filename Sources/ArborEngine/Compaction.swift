@@ -163,8 +163,8 @@ struct CompactWriter {
             if end == entries.count && !final { break }
             end = max(end, start + 1)
             let node = Node(level: 0)
-            node.keys = KeyList(entries[start..<end].lazy.map(\.0))
-            node.values = entries[start..<end].map(\.1)
+            node.keys = PackedBytes(entries[start..<end].lazy.map(\.0))
+            node.values = LeafValues(entries[start..<end].lazy.map(\.1))
             node.recomputeSize()
             try writeLeaf(node, into: &builder, compressed: useCompression)
             start = end
@@ -193,7 +193,7 @@ struct CompactWriter {
             for range in [0..<half, half..<node.count] {
                 let part = Node(level: 0)
                 part.keys = node.keys.extracting(range)
-                part.values = Array(node.values[range])
+                part.values = node.values.extracting(range)
                 part.recomputeSize()
                 try writeLeaf(part, into: &builder, compressed: compressed)
             }

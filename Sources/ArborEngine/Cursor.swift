@@ -204,8 +204,11 @@ public final class Cursor {
                 }
             case .node(let node):
                 while index != end {
-                    let value = try transaction.resolve(node.values[index])
-                    guard try node.keys.withKey(index, { key in try value.withUnsafeBytes { try body(key, $0) } }) else { return }
+                    let keepGoing = try node.keys.withKey(index) { key in
+                        if let result = try node.values.withInline(index, { try body(key, $0) }) { return result }
+                        return try transaction.resolve(node.values[index]).withUnsafeBytes { try body(key, $0) }
+                    }
+                    guard keepGoing else { return }
                     index += step
                 }
             }

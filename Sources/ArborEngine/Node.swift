@@ -1,5 +1,5 @@
 /// A tree page being modified by a write transaction, decoded: its keys back to back in one
-/// buffer (`KeyList`), its values or children in arrays.
+/// buffer (`PackedBytes`), a leaf's values likewise (`LeafValues`), a branch's children in an array.
 ///
 /// Clean pages are read in place (`Page`); the first modification in a transaction copies a page
 /// into a `Node` under a newly allocated page number (copy-on-write), and commit serializes it.
@@ -7,9 +7,9 @@ final class Node {
     /// 0 for a leaf; the height above the leaves for a branch.
     var level: Int
     /// Leaf keys, or branch separators (`keys[i]` separates `children[i]` and `children[i + 1]`).
-    var keys: KeyList
+    var keys: PackedBytes
     /// Leaf values, parallel to `keys`.
-    var values: [LeafValue]
+    var values: LeafValues
     /// Branch children; `children.count == keys.count + 1`.
     var children: [PageID]
     /// Serialized size in bytes, header and slots included; kept current by the mutators.
@@ -20,27 +20,34 @@ final class Node {
 
     init(level: Int) {
         self.level = level
-        keys = KeyList()
-        values = []
+        keys = PackedBytes()
+        values = LeafValues()
         children = []
         byteSize = PageHeader.size
     }
 
     convenience init(page: Page) {
         self.init(level: page.level)
-        // Built locally and stored once: appending through the property would check access
-        // for every key.
-        var keys = KeyList()
+        // Built locally and stored once: appending through the properties would check access
+        // for every cell.
+        var keys = PackedBytes()
         keys.reserveCapacity(keys: page.count + 1, bytes: page.usedBytes)
-        for index in 0..<page.count { page.withKey(index) { keys.append($0) } }
-        self.keys = keys
         if page.level == 0 {
-            values.reserveCapacity(page.count + 1)
-            for index in 0..<page.count { values.append(page.leafValue(index)) }
+            var values = LeafValues()
+            values.reserveCapacity(values: page.count + 1, bytes: page.usedBytes)
+            for index in 0..<page.count {
+                page.withLeafEntry(index) { key, inline in
+                    keys.append(key)
+                    if let inline { values.appendInline(inline) } else { values.append(page.leafValue(index)) }
+                }
+            }
+            self.values = values
         } else {
+            for index in 0..<page.count { page.withKey(index) { keys.append($0) } }
             children.reserveCapacity(page.count + 2)
             for index in 0...page.count { children.append(page.child(index)) }
         }
+        self.keys = keys
         recomputeSize()
     }
 
@@ -48,7 +55,7 @@ final class Node {
         var size = PageHeader.size
         let keys = self.keys, values = self.values  // one retain each, not one per cell
         if isLeaf {
-            for index in values.indices { size += leafCellSize(keyLength: keys.length(index), value: values[index]) }
+            for index in values.indices { size += leafCellSize(keyLength: keys.length(index), valueCellBytes: values.cellBytes(index)) }
         } else {
             for index in 0..<keys.count { size += branchCellSize(keyLength: keys.length(index)) }
         }
@@ -70,12 +77,12 @@ final class Node {
     }
 
     func replaceLeafValue(at index: Int, with value: LeafValue) {
-        byteSize += value.cellBytes - values[index].cellBytes
-        values[index] = value
+        byteSize += value.cellBytes - values.cellBytes(index)
+        values.replace(at: index, with: value)
     }
 
     func removeLeaf(at index: Int) {
-        byteSize -= leafCellSize(keyLength: keys.length(index), value: values[index])
+        byteSize -= leafCellSize(keyLength: keys.length(index), valueCellBytes: values.cellBytes(index))
         keys.remove(at: index)
         values.remove(at: index)
     }
@@ -137,7 +144,7 @@ final class Node {
             keys.withKey(index) { key in
                 let cellSize: Int
                 if isLeaf {
-                    cellSize = leafCellSize(keyLength: key.count, value: values[index]) - 2
+                    cellSize = leafCellSize(keyLength: key.count, valueCellBytes: values.cellBytes(index)) - 2
                 } else {
                     cellSize = branchCellSize(keyLength: key.count) - 2
                 }
@@ -145,9 +152,9 @@ final class Node {
                 buffer.putU16(UInt16(start), at: PageHeader.size + 2 * index)
                 var position = start
                 if isLeaf {
-                    switch values[index] {
-                    case .inline(let value): _ = value.withUnsafeBytes { buffer.putInlineLeafCell(key: key, value: $0, at: position) }
-                    case .overflow(let ref): _ = buffer.putOverflowLeafCell(key: key, ref: ref, at: position)
+                    if values.withInline(index, { buffer.putInlineLeafCell(key: key, value: $0, at: position) }) == nil,
+                       case .overflow(let ref) = values[index] {
+                        _ = buffer.putOverflowLeafCell(key: key, ref: ref, at: position)
                     }
                 } else {
                     buffer.putU32(children[index + 1], at: position)

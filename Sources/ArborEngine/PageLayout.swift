@@ -152,7 +152,12 @@ extension UnsafeMutableRawBufferPointer {
 
 /// The bytes a compact leaf cell needs (what writers create), slot included.
 @inline(__always) func leafCellSize(keyLength: Int, value: LeafValue) -> Int {
-    2 + varintLength(UInt64(keyLength)) + keyLength + value.cellBytes
+    leafCellSize(keyLength: keyLength, valueCellBytes: value.cellBytes)
+}
+
+/// The same, given the bytes the value takes in the cell (`LeafValue.cellBytes`).
+@inline(__always) func leafCellSize(keyLength: Int, valueCellBytes: Int) -> Int {
+    2 + varintLength(UInt64(keyLength)) + keyLength + valueCellBytes
 }
 
 /// The bytes a flagged (type 3) leaf cell takes, slot included.

@@ -298,9 +298,9 @@ public final class WriteTransaction: Transaction {
     /// Writes modified leaves to their (unreachable) pages early when the transaction holds more
     /// than `maxDirtyBytes` of them, so a large import's memory stays bounded.
     func spillIfNeeded() throws {
-        // A decoded node costs about twice its page in memory: its keys in one buffer, and an
-        // array of values (16 bytes an entry, however short the value; empty in an index).
-        guard dirty.count * pageSize * 2 > database.options.maxDirtyBytes else { return }
+        // A decoded node costs about its page in memory (its cells' bytes back to back) plus
+        // 8 bytes a cell for where keys and values end: up to a quarter more with small keys.
+        guard dirty.count * pageSize * 5 / 4 > database.options.maxDirtyBytes else { return }
         let leaves = dirty.filter { $0.value.isLeaf }.sorted { $0.key < $1.key }
         try writeNodes(leaves.map { ($0.key, $0.value) }, keepImages: false)
         for (id, _) in leaves {

@@ -1,15 +1,21 @@
-/// The keys of a node being modified, in order, stored back to back in one buffer.
+/// Byte strings stored back to back in one buffer, in order, each with a flag bit: the keys of
+/// a node being modified, and (through `LeafValues`) its leaf values.
 ///
-/// A node used to keep an array per key: every key was a heap allocation, a binary search
-/// followed a pointer per comparison (a cache miss in a large import's index), and reading a
-/// page into a node or writing it back allocated or released every key. Here a node's keys are
-/// two allocations, a search reads one contiguous buffer, and moving a run of keys (a split, a
+/// A node used to keep an array per key and an enum per value: every key and row was a heap
+/// allocation, a binary search followed a pointer per comparison (a cache miss in a large
+/// import's index), a value cost 32 bytes of enum however short it was, and reading a page into
+/// a node or writing it back allocated or released every cell. Here a node's keys are two
+/// allocations, a search reads one contiguous buffer, and moving a run of cells (a split, a
 /// merge) copies bytes.
-struct KeyList {
-    /// The keys' bytes, key after key.
+struct PackedBytes {
+    /// The strings' bytes, one after another.
     private var bytes: [UInt8] = []
-    /// `ends[i]`: where key `i` ends in `bytes` (it starts where key `i - 1` ends, or at 0).
+    /// `ends[i] & endMask`: where string `i` ends in `bytes` (it starts where string `i - 1`
+    /// ends, or at 0); `ends[i] & flagBit`: its flag. Offsets stay below 2^31 (a node's cells
+    /// fit a few pages), so adding a shift to a flagged end never carries into the flag.
     private var ends: [UInt32] = []
+    static let flagBit: UInt32 = 1 << 31
+    static let endMask: UInt32 = flagBit - 1
 
     init() {}
 
@@ -28,14 +34,18 @@ struct KeyList {
         bytes.reserveCapacity(byteCount)
     }
 
-    @inline(__always) private func start(_ index: Int) -> Int { index == 0 ? 0 : Int(ends[index - 1]) }
+    @inline(__always) private func start(_ index: Int) -> Int { index == 0 ? 0 : end(index - 1) }
+    @inline(__always) private func end(_ index: Int) -> Int { Int(ends[index] & Self.endMask) }
 
     /// Length of key `index`.
-    @inline(__always) func length(_ index: Int) -> Int { Int(ends[index]) - start(index) }
+    @inline(__always) func length(_ index: Int) -> Int { end(index) - start(index) }
+
+    /// The flag stored with string `index`.
+    @inline(__always) func isFlagged(_ index: Int) -> Bool { ends[index] & Self.flagBit != 0 }
 
     /// Calls `body` with the bytes of key `index` (valid only inside `body`).
     @inline(__always) func withKey<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        let start = start(index), end = Int(ends[index])
+        let start = start(index), end = end(index)
         return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
     }
 
@@ -54,8 +64,8 @@ struct KeyList {
                 var low = 0, high = ends.count
                 while low < high {
                     let mid = (low + high) >> 1
-                    let start = mid == 0 ? 0 : Int(ends[mid - 1])
-                    let order = compareBytes(UnsafeRawBufferPointer(rebasing: base[start..<Int(ends[mid])]), key)
+                    let start = mid == 0 ? 0 : Int(ends[mid - 1] & Self.endMask)
+                    let order = compareBytes(UnsafeRawBufferPointer(rebasing: base[start..<Int(ends[mid] & Self.endMask)]), key)
                     if order < 0 || (orEqual && order == 0) { low = mid + 1 } else { high = mid }
                 }
                 return low
@@ -76,45 +86,46 @@ struct KeyList {
 
     // MARK: Mutation
 
-    mutating func append(_ key: [UInt8]) {
+    mutating func append(_ key: [UInt8], flagged: Bool = false) {
         bytes.append(contentsOf: key)
-        ends.append(UInt32(bytes.count))
+        ends.append(UInt32(bytes.count) | (flagged ? Self.flagBit : 0))
     }
 
-    mutating func append(_ key: UnsafeRawBufferPointer) {
+    mutating func append(_ key: UnsafeRawBufferPointer, flagged: Bool = false) {
         bytes.append(contentsOf: key)
-        ends.append(UInt32(bytes.count))
+        ends.append(UInt32(bytes.count) | (flagged ? Self.flagBit : 0))
     }
 
     /// Appends keys `range` of `other`.
-    mutating func append(contentsOf other: KeyList, _ range: Range<Int>) {
+    mutating func append(contentsOf other: PackedBytes, _ range: Range<Int>) {
         guard !range.isEmpty else { return }
-        let from = other.start(range.lowerBound), to = Int(other.ends[range.upperBound - 1])
+        let from = other.start(range.lowerBound), to = other.end(range.upperBound - 1)
         let shift = UInt32(bytes.count) &- UInt32(from)
         bytes.append(contentsOf: other.bytes[from..<to])
         ends.reserveCapacity(ends.count + range.count)
         for index in range { ends.append(other.ends[index] &+ shift) }
     }
 
-    mutating func append(contentsOf other: KeyList) { append(contentsOf: other, 0..<other.count) }
+    mutating func append(contentsOf other: PackedBytes) { append(contentsOf: other, 0..<other.count) }
 
-    mutating func insert(_ key: [UInt8], at index: Int) {
-        if index == count { return append(key) }
+    mutating func insert(_ key: [UInt8], at index: Int, flagged: Bool = false) {
+        if index == count { return append(key, flagged: flagged) }
         let start = start(index)
         bytes.insert(contentsOf: key, at: start)
-        ends.insert(UInt32(start), at: index)
+        ends.insert(UInt32(start) | (flagged ? Self.flagBit : 0), at: index)
         shiftEnds(from: index, by: key.count)
     }
 
     /// Replaces key `index` with `key`.
-    mutating func replace(at index: Int, with key: [UInt8]) {
-        let start = start(index), end = Int(ends[index])
+    mutating func replace(at index: Int, with key: [UInt8], flagged: Bool = false) {
+        let start = start(index), end = end(index)
         bytes.replaceSubrange(start..<end, with: key)
+        ends[index] = UInt32(end) | (flagged ? Self.flagBit : 0)
         shiftEnds(from: index, by: key.count - (end - start))
     }
 
     mutating func remove(at index: Int) {
-        let start = start(index), end = Int(ends[index])
+        let start = start(index), end = end(index)
         bytes.removeSubrange(start..<end)
         ends.remove(at: index)
         shiftEnds(from: index, by: -(end - start))
@@ -123,7 +134,7 @@ struct KeyList {
     /// Removes keys `range`.
     mutating func removeSubrange(_ range: Range<Int>) {
         guard !range.isEmpty else { return }
-        let from = start(range.lowerBound), to = Int(ends[range.upperBound - 1])
+        let from = start(range.lowerBound), to = end(range.upperBound - 1)
         bytes.removeSubrange(from..<to)
         ends.removeSubrange(range)
         shiftEnds(from: range.lowerBound, by: -(to - from))
@@ -133,22 +144,22 @@ struct KeyList {
     mutating func removeSubrange(_ range: PartialRangeUpTo<Int>) { removeSubrange(0..<range.upperBound) }
 
     /// Puts keys `range` of `other` before the keys of this list.
-    mutating func prepend(contentsOf other: KeyList, _ range: Range<Int>) {
+    mutating func prepend(contentsOf other: PackedBytes, _ range: Range<Int>) {
         var result = other.extracting(range)
         result.append(contentsOf: self)
         self = result
     }
 
     /// Keys `range` as a list of their own.
-    func extracting(_ range: Range<Int>) -> KeyList {
-        var result = KeyList()
+    func extracting(_ range: Range<Int>) -> PackedBytes {
+        var result = PackedBytes()
         result.append(contentsOf: self, range)
         return result
     }
 
-    func extracting(_ range: PartialRangeFrom<Int>) -> KeyList { extracting(range.lowerBound..<count) }
+    func extracting(_ range: PartialRangeFrom<Int>) -> PackedBytes { extracting(range.lowerBound..<count) }
 
-    /// Adds `delta` to the ends of keys `index...` (their bytes moved by `delta`).
+    /// Adds `delta` to the ends of strings `index...` (their bytes moved by `delta`), keeping flags.
     private mutating func shiftEnds(from index: Int, by delta: Int) {
         guard delta != 0, index < ends.count else { return }
         let step = UInt32(truncatingIfNeeded: delta)
