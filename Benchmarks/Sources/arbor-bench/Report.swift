@@ -127,3 +127,18 @@ struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// The operating system's file cache.
+enum FileCache {
+    /// Reads the files at `paths` through once, so that both engines' queries start with their
+    /// file in the OS cache (and their own page caches as they were): otherwise the file written
+    /// last (SQLite's, imported after Arbor's) is cached and the other may have been evicted,
+    /// which measures the import order, not the engines.
+    static func warm(_ paths: [String]) {
+        for path in paths {
+            guard let handle = FileHandle(forReadingAtPath: path) else { continue }
+            defer { try? handle.close() }
+            while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {}
+        }
+    }
+}
