@@ -110,7 +110,8 @@ extension ManagedObjectContext {
         // A child context sees its ancestors' unsaved changes as if they were stored.
         let inherited = inheritedPendingIDs()
         let pending = (request.includesPendingChanges && !changed.isEmpty) || !inherited.isEmpty
-        let followsRelationships = request.predicate.map { $0.followsRelationships(info) } ?? false
+        // Asked only with pending changes (where it decides what the store is asked).
+        let followsRelationships = pending && (request.predicate.map { $0.followsRelationships(info) } ?? false)
         let storePredicate = pending && followsRelationships ? request.predicate?.ownColumnConjuncts(info) : request.predicate
         let stores = searchedStores(request, info, coordinator)
         // A sort on one attribute with a limit can stop early when an index has that order.

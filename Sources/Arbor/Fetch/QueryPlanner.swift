@@ -153,7 +153,8 @@ enum QueryPlanner {
     /// The column conditions that conjuncts `parts` state (`stated`), by column slot, each
     /// labelled with its conjunct.
     static func columnConditions(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?]) -> [Int: [(Condition, ConditionLabel)]] {
-        var conditions: [Int: [(Condition, ConditionLabel)]] = [:]
+        // Sized up front: growing from empty rehashed twice for a geo box.
+        var conditions = [Int: [(Condition, ConditionLabel)]](minimumCapacity: stated.count)
         for (conjunct, condition) in zip(parts, stated) {
             guard let (slot, condition) = condition else { continue }
             conditions[slot, default: []].append((condition, .predicate(conjunct)))
@@ -465,6 +466,7 @@ enum QueryPlanner {
         // The tuple encoding is the concatenation of its components'.
         func extended(_ value: TupleValue) -> [UInt8] {
             var key = base
+            key.reserveCapacity(base.count + 16)  // one allocation, not growth from empty
             TupleKey.append(value, descending: false, to: &key)
             return key
         }
