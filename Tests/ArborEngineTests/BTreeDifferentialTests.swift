@@ -47,6 +47,24 @@ struct BTreeDifferentialTests {
         print("differential seed \(seed): \(runner.steps) operations, \(report)")
     }
 
+    /// The same with a write budget of a few pages: transactions write leaves early (spill) and
+    /// read them back into nodes when they change again, overflow references included.
+    @Test("random operations match the model while transactions spill leaves")
+    func randomOperationsSpilling() throws {
+        var generator = SplitMix64(seed: 5)
+        let operationCount = 20_000
+        let bytes = (0..<(operationCount * 12)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        var source = OperationSource(bytes: bytes)
+        let file = SimulatedFile()
+        var options = Database.Options(pageSize: 4096)
+        options.maxDirtyBytes = 40 << 10
+        let runner = try DifferentialRunner { try Database.open(file: file, options: options) }
+        for _ in 0..<operationCount { try runner.apply(source.next()) }
+        let report = try runner.finish()
+        #expect(report.isSound, "\(report)")
+        print("differential (spilling): \(runner.steps) operations, \(report)")
+    }
+
     /// Keys and values near the size limits: splits may need three pages, redistribution may not
     /// fit, and branch pages hold only a few separators.
     @Test("random operations with keys and values near the size limits match the model")
