@@ -11,6 +11,17 @@ struct PackedBytesTests {
         var flagged: Bool
     }
 
+    /// Splits the cells from `position` off and puts them back in front, in the list and in
+    /// its array model alike (what redistributing two leaves does).
+    static func rotateTail<Cells: PackedCells, Element>(_ cells: inout Cells, _ model: inout [Element], from position: Int) {
+        let tail = cells.extracting(position...)
+        cells.removeSubrange(position...)
+        let modelTail = Array(model[position...])
+        model.removeSubrange(position...)
+        cells.prepend(contentsOf: tail, 0..<tail.count)
+        model.insert(contentsOf: modelTail, at: 0)
+    }
+
     static func contents(_ list: PackedBytes) -> [Flagged] { (0..<list.count).map { Flagged(bytes: list[$0], flagged: list.isFlagged($0)) } }
 
     @Test("random edits keep the same strings, flags and lengths as an array")
@@ -41,12 +52,7 @@ struct PackedBytesTests {
                 model.remove(at: position)
             case 6:
                 // Split off a tail and put it back in front (a redistribution's moves).
-                let tail = list.extracting(position...)
-                list.removeSubrange(position...)
-                let modelTail = Array(model[position...])
-                model.removeSubrange(position...)
-                list.prepend(contentsOf: tail, 0..<tail.count)
-                model.insert(contentsOf: modelTail, at: 0)
+                Self.rotateTail(&list, &model, from: position)
             case 7:
                 // Move a head to another list and back at the end (a merge).
                 var other = PackedBytes([key().bytes, key().bytes])
@@ -120,12 +126,7 @@ struct PackedBytesTests {
                 values.remove(at: position)
                 model.remove(at: position)
             case 4:
-                let tail = values.extracting(position...)
-                values.removeSubrange(position...)
-                let modelTail = Array(model[position...])
-                model.removeSubrange(position...)
-                values.prepend(contentsOf: tail, 0..<tail.count)
-                model.insert(contentsOf: modelTail, at: 0)
+                Self.rotateTail(&values, &model, from: position)
             default:
                 let value = value()
                 values.append(value)
@@ -142,3 +143,14 @@ struct PackedBytesTests {
         }
     }
 }
+
+/// The edits `PackedBytes` and `LeafValues` share, for test helpers that run on both.
+protocol PackedCells {
+    var count: Int { get }
+    func extracting(_ range: PartialRangeFrom<Int>) -> Self
+    mutating func removeSubrange(_ range: PartialRangeFrom<Int>)
+    mutating func prepend(contentsOf other: Self, _ range: Range<Int>)
+}
+
+extension PackedBytes: PackedCells {}
+extension LeafValues: PackedCells {}
