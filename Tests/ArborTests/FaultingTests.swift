@@ -100,6 +100,46 @@ struct FaultingTests {
         }
     }
 
+    @Test("objects released while the context resets, or after their context is gone, leave the identity map sound")
+    func releaseDuringResetAndAfterContext() throws {
+        let stack = try TestStack()
+        let ids = try seedStops(stack, count: 6)
+        var survivor: Stop?
+        do {
+            let context = stack.context()
+            try context.performAndWait {
+                // Children keep their prefetched parent alive: the reset lets the parent go while
+                // it walks the registered objects.
+                var request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "parent != nil"))
+                request.relationshipKeyPathsForPrefetching = ["parent"]
+                let children = try context.fetch(request, as: Stop.self)
+                #expect(children.count == 5)
+                #expect(context.registeredObjects.count == 6)
+                context.reset()
+                #expect(context.registeredObjects.isEmpty)
+                #expect(children.allSatisfy { $0.managedObjectContext == nil })
+                // The same IDs give new objects, registered again; a released one empties its entry.
+                let again = try #require(context.object(with: ids[0]) as? Stop)
+                #expect(again.name == "Stop 1")
+                weak var dropped: ManagedObject?
+                do {
+                    let temporary = context.object(with: ids[1])
+                    dropped = temporary
+                    #expect(context.registeredObject(for: ids[1]) === temporary)
+                }
+                #expect(dropped == nil)
+                #expect(context.registeredObject(for: ids[1]) == nil)
+                #expect(context.registeredObjects == [again])
+                survivor = again
+            }
+        }
+        // The context is gone; its last object is released without it.
+        #expect(survivor?.managedObjectContext == nil)
+        survivor = nil
+        let fresh = stack.context()
+        fresh.performAndWait { #expect((fresh.object(with: ids[0]) as? Stop)?.name == "Stop 1") }
+    }
+
     @Test("refresh discards or merges changes and releases loaded relationships")
     func refresh() throws {
         let stack = try TestStack()

@@ -130,10 +130,8 @@ extension ManagedObjectContext {
     /// Gives objects known here by a temporary ID that a save (of an ancestor) made permanent
     /// their permanent ID, in the identity map and in every reference and member list.
     func adoptPermanentIDs(_ permanent: [ObjectID: ObjectID]) {
-        purgeReleased()
         let remap: (ObjectID) -> ObjectID = { permanent[$0] ?? $0 }
-        for box in Array(registered.values) {
-            guard let object = box.object else { continue }
+        for object in liveRegisteredObjects {
             if let newID = permanent[object.objectID], registered[newID]?.object == nil {
                 let wasChanged = object.isMarkedChanged
                 unregister(object)

@@ -340,8 +340,7 @@ extension ManagedObjectContext {
     /// `managedObjectContext` becomes nil) and unsaved changes are discarded.
     public func reset() {
         noticeEverything()
-        for box in registered.values {
-            guard let object = box.object else { continue }
+        for object in liveRegisteredObjects {
             object.managedObjectContext = nil
             object.changes = [:]
             object.prefetched = []

@@ -10,18 +10,26 @@ import Foundation
 /// context does not compile — pass `objectID`s. Using an object of another context in a call
 /// (`delete`, a relationship) is reported as `ContextError.objectFromAnotherContext`.
 ///
-/// **Identity map.** One object per ID per context. Unchanged objects are held weakly and go
-/// away when the app drops them; inserted, updated and deleted objects are held until saved.
+/// **Identity map.** One object per ID per context. Unchanged objects are not retained and go
+/// away when the app drops them (each takes itself out of the map as it deinitializes: release
+/// objects on their context's queue, as every other use of them); inserted, updated and deleted
+/// objects are held until saved.
 public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
     public enum ConcurrencyType: Sendable {
         case mainQueue
         case privateQueue
     }
 
-    /// An identity-map entry: a struct, so registering an object allocates nothing.
+    /// An identity-map entry: the object, not retained, or empty. Not a weak reference: that
+    /// gave every object a side table (an allocation, and slower retains and releases for its
+    /// whole life). An object empties its entry in `deinit` (`forget`), so every entry names a
+    /// live object or none.
     struct WeakObject {
-        weak var object: ManagedObject?
-        init(_ object: ManagedObject?) { self.object = object }
+        private let reference: Unmanaged<ManagedObject>?
+        init(_ object: ManagedObject?) { reference = object.map { Unmanaged.passUnretained($0) } }
+        var object: ManagedObject? { reference?.takeUnretainedValue() }
+        /// Whether the entry is `object` (compared by address: nothing is retained).
+        func holds(_ object: ManagedObject) -> Bool { reference?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() }
     }
 
     public let concurrencyType: ConcurrencyType
@@ -42,15 +50,15 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     let queue: DispatchQueue
     private let queueToken = DispatchSpecificKey<ObjectIdentifier>()
     var registered: [ObjectID: WeakObject] = [:]
+    /// The identity map's size that triggers the next sweep of emptied entries: twice what
+    /// survived the last sweep (at least 2,048), so sweeping costs O(1) amortized per object.
+    private var sweepThreshold = 2_048
     /// `@Attribute` wrappers' slots by the wrapper's key path (see `attributeSlot`).
     private var attributeSlots: [ObjectIdentifier: AttributeSlot] = [:]
     /// Inserted, updated and deleted objects, held strongly until saved or rolled back.
     var changed: [ObjectID: ManagedObject] = [:]
     /// Problems found by non-throwing setters, reported by the next save.
     var pendingFailures: [ValidationFailure] = []
-    /// The identity map's size that triggers the next sweep of released objects: twice what
-    /// survived the last sweep (at least 2,048), so sweeping costs O(1) amortized per object.
-    private var purgeThreshold = 2_048
     /// Set while `automaticallyMergesChangesFromParent` is on.
     var mergeObservation: SaveObservation?
     /// Told of every change to what this context's children see: its own saves, its children's
@@ -169,7 +177,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Registers `object` in the identity map.
     func register(_ object: ManagedObject) {
         registered[object.objectID] = WeakObject(object)
-        if registered.count > purgeThreshold { purgeReleased() }
+        if registered.count > sweepThreshold { sweepEmptyEntries() }
     }
 
     /// Keeps `object`'s row in `store`'s row cache while the object lives. Done when the
@@ -183,12 +191,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         object.cacheRetention = (store.rowCache, key)
     }
 
-    /// The object `entry` holds, or one `make` creates, put in `entry`; true when created.
-    private static func existingOrNew(_ entry: inout WeakObject, make: () -> ManagedObject) -> (ManagedObject, Bool) {
-        if let object = entry.object { return (object, false) }
+    /// The object `entry` holds, or one `make` creates, put in `entry`.
+    private static func existingOrNew(_ entry: inout WeakObject, make: () -> ManagedObject) -> ManagedObject {
+        if let object = entry.object { return object }
         let object = make()
         entry = WeakObject(object)
-        return (object, true)
+        return object
     }
 
     /// Takes `object` out of this context: forgotten by the identity map and the changed set,
@@ -199,19 +207,32 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     func unregister(_ object: ManagedObject) {
-        if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
+        if registered[object.objectID]?.holds(object) == true { registered[object.objectID] = nil }
         unmarkChanged(object)
     }
 
-    /// Drops identity-map entries of objects the app released.
-    func purgeReleased() {
+    /// Empties a deinitializing object's identity-map entry (when the entry is that object: a
+    /// reset or a newer object for the same ID may have replaced it). Emptied in place, not
+    /// removed: removing from the open-addressed table moves and rehashes the entries after it,
+    /// which cost more than the rest of the object's release.
+    func forget(_ object: ManagedObject) {
+        guard let index = registered.index(forKey: object.objectID), registered.values[index].holds(object) else { return }
+        registered.values[index] = WeakObject(nil)
+    }
+
+    /// Drops emptied identity-map entries.
+    private func sweepEmptyEntries() {
         // Rebuilt at its present capacity: the map refills to about the same size before the
-        // next purge, and growing it again from empty would rehash it at every doubling.
+        // next sweep, and growing it again from empty would rehash it at every doubling.
         var live = [ObjectID: WeakObject](minimumCapacity: registered.capacity)
         for (id, entry) in registered where entry.object != nil { live[id] = entry }
         registered = live
-        purgeThreshold = max(2_048, registered.count * 2)
+        sweepThreshold = max(2_048, registered.count * 2)
     }
+
+    /// The registered objects, retained: a loop over them may release objects (their
+    /// prefetched relatives), which then leave the map while it is being walked.
+    var liveRegisteredObjects: [ManagedObject] { registered.values.compactMap(\.object) }
 
     func registerInserted(_ object: ManagedObject) {
         object.insertedFlag = true
@@ -250,10 +271,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// - Complexity: O(1); one probe of the identity map, whether the object is there or is
     ///   created (a fetch creates most of its objects).
     public func object(with id: ObjectID) -> ManagedObject {
-        let (object, isNew) = Self.existingOrNew(&registered[id, default: WeakObject(nil)]) {
+        let object = Self.existingOrNew(&registered[id, default: WeakObject(nil)]) {
             id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
         }
-        if isNew, registered.count > purgeThreshold { purgeReleased() }
+        if registered.count > sweepThreshold { sweepEmptyEntries() }
         return object
     }
 
@@ -271,8 +292,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Every object the context currently holds.
     public var registeredObjects: Set<ManagedObject> {
-        purgeReleased()
-        return Set(registered.values.compactMap(\.object))
+        Set(liveRegisteredObjects)
     }
 
     public var insertedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.insertedFlag && !$0.deletedFlag }) }

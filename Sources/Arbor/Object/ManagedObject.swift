@@ -62,6 +62,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     deinit {
         if let retention = cacheRetention { retention.cache.release(retention.key) }
+        managedObjectContext?.forget(self)
     }
 
     // MARK: State
