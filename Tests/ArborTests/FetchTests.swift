@@ -225,6 +225,30 @@ struct PrefetchTests {
             #expect(stack.store.statistics.rowsRead == 0)
         }
     }
+
+    @Test("objects prefetched in both directions are released with their context (no reference cycle left)")
+    func prefetchCyclesEndWithContext() throws {
+        let stack = try TestStack()
+        _ = try FetchTests.seed(stack, stops: 4)
+        weak var weakStop: ManagedObject?
+        weak var weakTime: ManagedObject?
+        do {
+            let context = stack.context()
+            try context.performAndWait {
+                var times = FetchRequest(entityName: "StopTime")
+                times.relationshipKeyPathsForPrefetching = ["stop"]
+                let fetchedTimes = try context.fetch(times)
+                var stops = FetchRequest(entityName: "Stop")
+                stops.relationshipKeyPathsForPrefetching = ["stopTimes"]
+                let fetchedStops = try context.fetch(stops)
+                weakTime = fetchedTimes.first
+                weakStop = fetchedStops.first
+                #expect(weakTime != nil && weakStop != nil)
+            }
+        }
+        #expect(weakStop == nil)
+        #expect(weakTime == nil)
+    }
 }
 
 @Suite("Sorted fetches with a limit walk an index in order and stop early")

@@ -106,6 +106,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         if concurrencyType == .privateQueue { queue.setSpecific(key: queueToken, value: ObjectIdentifier(self)) }
     }
 
+    deinit {
+        // Objects prefetched in both directions keep each other alive (a stop its times, each
+        // time its stop) until a reset or refresh lets go. Without their context they can no
+        // longer load anything: the relatives are let go here, so such a graph is released.
+        for object in liveRegisteredObjects { object.prefetched = [] }
+    }
+
     public var description: String { "<ManagedObjectContext \(name ?? "") \(concurrencyType)>" }
 
     // MARK: Running work on the context's queue

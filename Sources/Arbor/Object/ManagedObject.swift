@@ -18,8 +18,9 @@ public struct ObjectConstruction {
 /// ```
 /// Property reads go through the context: a fault loads its row on the first read (from the
 /// store's row cache or one point lookup). Related objects are held by ID, never retained, so
-/// graphs have no retain cycles. Not `Sendable`: use it only inside its context's `perform`;
-/// pass `objectID` to other contexts.
+/// graphs have no retain cycles. Not `Sendable`: use it only inside its context's `perform` —
+/// letting go of it too, as its release takes it out of the context's identity map; pass
+/// `objectID` to other contexts.
 open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until the first save, permanent afterwards.
     public internal(set) var objectID: ObjectID
