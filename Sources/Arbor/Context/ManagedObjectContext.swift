@@ -24,7 +24,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// gave every object a side table (an allocation, and slower retains and releases for its
     /// whole life). An object empties its entry in `deinit` (`forget`), so every entry names a
     /// live object or none.
-    struct WeakObject {
+    struct IdentityEntry {
         private let reference: Unmanaged<ManagedObject>?
         init(_ object: ManagedObject?) { reference = object.map { Unmanaged.passUnretained($0) } }
         var object: ManagedObject? { reference?.takeUnretainedValue() }
@@ -49,7 +49,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     let queue: DispatchQueue
     private let queueToken = DispatchSpecificKey<ObjectIdentifier>()
-    var registered: [ObjectID: WeakObject] = [:]
+    var registered: [ObjectID: IdentityEntry] = [:]
     /// The identity map's size that triggers the next sweep of emptied entries: twice what
     /// survived the last sweep (at least 2,048), so sweeping costs O(1) amortized per object.
     private var sweepThreshold = 2_048
@@ -183,7 +183,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Registers `object` in the identity map.
     func register(_ object: ManagedObject) {
-        registered[object.objectID] = WeakObject(object)
+        registered[object.objectID] = IdentityEntry(object)
         if registered.count > sweepThreshold { sweepEmptyEntries() }
     }
 
@@ -199,10 +199,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// The object `entry` holds, or one `make` creates, put in `entry`.
-    private static func existingOrNew(_ entry: inout WeakObject, make: () -> ManagedObject) -> ManagedObject {
+    private static func existingOrNew(_ entry: inout IdentityEntry, make: () -> ManagedObject) -> ManagedObject {
         if let object = entry.object { return object }
         let object = make()
-        entry = WeakObject(object)
+        entry = IdentityEntry(object)
         return object
     }
 
@@ -224,14 +224,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// which cost more than the rest of the object's release.
     func forget(_ object: ManagedObject) {
         guard let index = registered.index(forKey: object.objectID), registered.values[index].holds(object) else { return }
-        registered.values[index] = WeakObject(nil)
+        registered.values[index] = IdentityEntry(nil)
     }
 
     /// Drops emptied identity-map entries.
     private func sweepEmptyEntries() {
         // Rebuilt at its present capacity: the map refills to about the same size before the
         // next sweep, and growing it again from empty would rehash it at every doubling.
-        var live = [ObjectID: WeakObject](minimumCapacity: registered.capacity)
+        var live = [ObjectID: IdentityEntry](minimumCapacity: registered.capacity)
         for (id, entry) in registered where entry.object != nil { live[id] = entry }
         registered = live
         sweepThreshold = max(2_048, registered.count * 2)
@@ -278,7 +278,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// - Complexity: O(1); one probe of the identity map, whether the object is there or is
     ///   created (a fetch creates most of its objects).
     public func object(with id: ObjectID) -> ManagedObject {
-        let object = Self.existingOrNew(&registered[id, default: WeakObject(nil)]) {
+        let object = Self.existingOrNew(&registered[id, default: IdentityEntry(nil)]) {
             id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
         }
         if registered.count > sweepThreshold { sweepEmptyEntries() }
