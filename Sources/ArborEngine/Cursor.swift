@@ -204,7 +204,7 @@ public final class Cursor {
                 }
             case .node(let node):
                 while index != end {
-                    let keepGoing = try node.keys.withKey(index) { key in
+                    let keepGoing = try node.keys.withBytes(index) { key in
                         if let result = try node.values.withInline(index, { try body(key, $0) }) { return result }
                         return try transaction.resolve(node.values[index]).withUnsafeBytes { try body(key, $0) }
                     }

@@ -15,11 +15,11 @@ struct LeafValues {
     var count: Int { storage.count }
     var indices: Range<Int> { 0..<count }
 
-    mutating func reserveCapacity(values: Int, bytes: Int) { storage.reserveCapacity(keys: values, bytes: bytes) }
+    mutating func reserveCapacity(values: Int, bytes: Int) { storage.reserveCapacity(count: values, bytes: bytes) }
 
     /// Value `index` (an inline value is copied out).
     subscript(index: Int) -> LeafValue {
-        storage.isFlagged(index) ? .overflow(storage.withKey(index, Self.decodeReference)) : .inline(storage[index])
+        storage.isFlagged(index) ? .overflow(storage.withBytes(index, Self.decodeReference)) : .inline(storage[index])
     }
 
     /// Bytes value `index` occupies in a compact leaf cell (as `LeafValue.cellBytes`).
@@ -29,7 +29,7 @@ struct LeafValues {
 
     /// Calls `body` with the bytes of value `index` when it is inline; nil for an overflow value.
     @inline(__always) func withInline<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
-        storage.isFlagged(index) ? nil : try storage.withKey(index, body)
+        storage.isFlagged(index) ? nil : try storage.withBytes(index, body)
     }
 
     // MARK: Mutation

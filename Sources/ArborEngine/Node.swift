@@ -31,7 +31,7 @@ final class Node {
         // Built locally and stored once: appending through the properties would check access
         // for every cell.
         var keys = PackedBytes()
-        keys.reserveCapacity(keys: page.count + 1, bytes: page.usedBytes)
+        keys.reserveCapacity(count: page.count + 1, bytes: page.usedBytes)
         if page.level == 0 {
             var values = LeafValues()
             values.reserveCapacity(values: page.count + 1, bytes: page.usedBytes)
@@ -120,7 +120,7 @@ final class Node {
         let keys = self.keys
         return key.withUnsafeBytes { key in
             let index = keys.lowerBound(key)
-            return (index, index < keys.count && keys.keyEquals(index, key))
+            return (index, index < keys.count && keys.bytesEqual(index, key))
         }
     }
 
@@ -141,7 +141,7 @@ final class Node {
         var cellEnd = buffer.count
         let keys = self.keys, values = self.values, children = self.children  // one retain each, not one per cell
         for index in 0..<keys.count {
-            keys.withKey(index) { key in
+            keys.withBytes(index) { key in
                 let cellSize: Int
                 if isLeaf {
                     cellSize = leafCellSize(keyLength: key.count, valueCellBytes: values.cellBytes(index)) - 2

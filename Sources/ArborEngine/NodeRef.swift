@@ -22,7 +22,7 @@ enum NodeRef {
     @inline(__always) func withKey<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         switch self {
         case .page(let page): return try page.withKey(index, body)
-        case .node(let node): return try node.keys.withKey(index, body)
+        case .node(let node): return try node.keys.withBytes(index, body)
         }
     }
 

@@ -19,43 +19,43 @@ struct PackedBytes {
 
     init() {}
 
-    /// The keys of `keys`, in that order.
-    init<S: Sequence>(_ keys: S) where S.Element == [UInt8] {
-        for key in keys { append(key) }
+    /// The strings of `strings`, in that order.
+    init<S: Sequence>(_ strings: S) where S.Element == [UInt8] {
+        for string in strings { append(string) }
     }
 
     var count: Int { ends.count }
     var isEmpty: Bool { ends.isEmpty }
-    /// Bytes of all keys together.
+    /// Bytes of all strings together.
     var byteCount: Int { bytes.count }
 
-    mutating func reserveCapacity(keys: Int, bytes byteCount: Int) {
-        ends.reserveCapacity(keys)
+    mutating func reserveCapacity(count: Int, bytes byteCount: Int) {
+        ends.reserveCapacity(count)
         bytes.reserveCapacity(byteCount)
     }
 
     @inline(__always) private func start(_ index: Int) -> Int { index == 0 ? 0 : end(index - 1) }
     @inline(__always) private func end(_ index: Int) -> Int { Int(ends[index] & Self.endMask) }
 
-    /// Length of key `index`.
+    /// Length of string `index`.
     @inline(__always) func length(_ index: Int) -> Int { end(index) - start(index) }
 
     /// The flag stored with string `index`.
     @inline(__always) func isFlagged(_ index: Int) -> Bool { ends[index] & Self.flagBit != 0 }
 
-    /// Calls `body` with the bytes of key `index` (valid only inside `body`).
-    @inline(__always) func withKey<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    /// Calls `body` with the bytes of string `index` (valid only inside `body`).
+    @inline(__always) func withBytes<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let start = start(index), end = end(index)
         return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
     }
 
-    /// A copy of key `index`.
-    subscript(index: Int) -> [UInt8] { withKey(index) { Array($0) } }
+    /// A copy of string `index`.
+    subscript(index: Int) -> [UInt8] { withBytes(index) { Array($0) } }
 
     var first: [UInt8]? { isEmpty ? nil : self[0] }
     var last: [UInt8]? { isEmpty ? nil : self[count - 1] }
 
-    // MARK: Search
+    // MARK: Search (the strings in byte order: a node's keys)
 
     /// The first index whose key is >= `key` (`orEqual == false`), or > `key` (`orEqual == true`).
     @inline(__always) func partition(_ key: UnsafeRawBufferPointer, orEqual: Bool) -> Int {
@@ -79,24 +79,24 @@ struct PackedBytes {
     /// The first index whose key is > `key` (a branch's child covering `key`).
     func upperBound(_ key: UnsafeRawBufferPointer) -> Int { partition(key, orEqual: true) }
 
-    /// Whether key `index` equals `key`.
-    func keyEquals(_ index: Int, _ key: UnsafeRawBufferPointer) -> Bool {
-        withKey(index) { compareBytes($0, key) == 0 }
+    /// Whether string `index` equals `key`.
+    func bytesEqual(_ index: Int, _ key: UnsafeRawBufferPointer) -> Bool {
+        withBytes(index) { compareBytes($0, key) == 0 }
     }
 
     // MARK: Mutation
 
-    mutating func append(_ key: [UInt8], flagged: Bool = false) {
-        bytes.append(contentsOf: key)
+    mutating func append(_ string: [UInt8], flagged: Bool = false) {
+        bytes.append(contentsOf: string)
         ends.append(UInt32(bytes.count) | (flagged ? Self.flagBit : 0))
     }
 
-    mutating func append(_ key: UnsafeRawBufferPointer, flagged: Bool = false) {
-        bytes.append(contentsOf: key)
+    mutating func append(_ string: UnsafeRawBufferPointer, flagged: Bool = false) {
+        bytes.append(contentsOf: string)
         ends.append(UInt32(bytes.count) | (flagged ? Self.flagBit : 0))
     }
 
-    /// Appends keys `range` of `other`.
+    /// Appends strings `range` of `other`.
     mutating func append(contentsOf other: PackedBytes, _ range: Range<Int>) {
         guard !range.isEmpty else { return }
         let from = other.start(range.lowerBound), to = other.end(range.upperBound - 1)
@@ -108,20 +108,20 @@ struct PackedBytes {
 
     mutating func append(contentsOf other: PackedBytes) { append(contentsOf: other, 0..<other.count) }
 
-    mutating func insert(_ key: [UInt8], at index: Int, flagged: Bool = false) {
-        if index == count { return append(key, flagged: flagged) }
+    mutating func insert(_ string: [UInt8], at index: Int, flagged: Bool = false) {
+        if index == count { return append(string, flagged: flagged) }
         let start = start(index)
-        bytes.insert(contentsOf: key, at: start)
+        bytes.insert(contentsOf: string, at: start)
         ends.insert(UInt32(start) | (flagged ? Self.flagBit : 0), at: index)
-        shiftEnds(from: index, by: key.count)
+        shiftEnds(from: index, by: string.count)
     }
 
-    /// Replaces key `index` with `key`.
-    mutating func replace(at index: Int, with key: [UInt8], flagged: Bool = false) {
+    /// Replaces string `index` with `string`.
+    mutating func replace(at index: Int, with string: [UInt8], flagged: Bool = false) {
         let start = start(index), end = end(index)
-        bytes.replaceSubrange(start..<end, with: key)
+        bytes.replaceSubrange(start..<end, with: string)
         ends[index] = UInt32(end) | (flagged ? Self.flagBit : 0)
-        shiftEnds(from: index, by: key.count - (end - start))
+        shiftEnds(from: index, by: string.count - (end - start))
     }
 
     mutating func remove(at index: Int) {
@@ -131,7 +131,7 @@ struct PackedBytes {
         shiftEnds(from: index, by: -(end - start))
     }
 
-    /// Removes keys `range`.
+    /// Removes strings `range`.
     mutating func removeSubrange(_ range: Range<Int>) {
         guard !range.isEmpty else { return }
         let from = start(range.lowerBound), to = end(range.upperBound - 1)
@@ -143,14 +143,14 @@ struct PackedBytes {
     mutating func removeSubrange(_ range: PartialRangeFrom<Int>) { removeSubrange(range.lowerBound..<count) }
     mutating func removeSubrange(_ range: PartialRangeUpTo<Int>) { removeSubrange(0..<range.upperBound) }
 
-    /// Puts keys `range` of `other` before the keys of this list.
+    /// Puts strings `range` of `other` before the strings of this list.
     mutating func prepend(contentsOf other: PackedBytes, _ range: Range<Int>) {
         var result = other.extracting(range)
         result.append(contentsOf: self)
         self = result
     }
 
-    /// Keys `range` as a list of their own.
+    /// Strings `range` as a list of their own.
     func extracting(_ range: Range<Int>) -> PackedBytes {
         var result = PackedBytes()
         result.append(contentsOf: self, range)

@@ -93,7 +93,7 @@ struct PackedBytesTests {
                 probe.withUnsafeBytes { probe in
                     #expect(list.lowerBound(probe) == lower)
                     #expect(list.upperBound(probe) == upper)
-                    if lower < sorted.count { #expect(list.keyEquals(lower, probe) == (sorted[lower] == Array(probe))) }
+                    if lower < sorted.count { #expect(list.bytesEqual(lower, probe) == (sorted[lower] == Array(probe))) }
                 }
             }
         }
