@@ -134,9 +134,16 @@ extension UnsafeMutableRawBufferPointer {
     -> (key: Int, keyLength: Int, header: UInt64, value: Int) {
     // Nearly every cell has a one-byte key length and value header: read them directly (every
     // binary search step of every lookup passes here), varints only for longer ones.
-    if offset + 1 < limit {
+    if offset + 2 < limit {
         let keyLength = raw[offset], header = raw[offset + 1]
-        if keyLength < 0x80 && header < 0x80 { return (offset + 2, Int(keyLength), UInt64(header), offset + 2 + Int(keyLength)) }
+        if keyLength < 0x80 {
+            if header < 0x80 { return (offset + 2, Int(keyLength), UInt64(header), offset + 2 + Int(keyLength)) }
+            // A two-byte header: values of 64 ..< 8192 bytes (most rows).
+            let high = raw[offset + 2]
+            if high < 0x80 {
+                return (offset + 3, Int(keyLength), UInt64(header & 0x7F) | UInt64(high) << 7, offset + 3 + Int(keyLength))
+            }
+        }
     }
     let (keyLength, keyLengthSize) = raw.varint(offset, limit: limit) ?? (0, 1)
     let headerStart = offset + keyLengthSize
