@@ -62,51 +62,38 @@ public final class Cursor {
     }
 
     /// Moves to the first entry whose key is >= `key`; false when there is none.
+    ///
+    /// The descent starts from the cursor's current path: each level whose chosen child still
+    /// covers `key` is kept without a search, so seeking keys in ascending order (the rows of a
+    /// batch, the members of one owner) costs a search in the levels where the paths part, and
+    /// in the leaf, instead of a walk from the root each time.
+    /// - Complexity: O(log n) page visits; O(log b) for b entries per page when `key` falls in
+    ///   the cursor's current leaf.
     @discardableResult
     public func seek(_ key: [UInt8]) throws -> Bool {
         try check()
-        stack.removeAll(keepingCapacity: true)
-        guard box.info.root != 0 else { return false }
-        // One allocation for the whole descent (appending level by level grew it 1, 2, 4…).
-        if stack.capacity < box.info.depth { stack.reserveCapacity(box.info.depth) }
-        var id = box.info.root
-        var level = box.info.depth - 1
-        try key.withUnsafeBytes { key in
-            while true {
-                let ref = try transaction.node(id, level: level)
-                if level == 0 {
-                    stack.append((ref, ref.lowerBound(key)))
-                    return
-                }
-                let index = ref.childIndex(for: key)
-                stack.append((ref, index))
-                id = ref.child(index)
-                level -= 1
-            }
+        guard box.info.root != 0 else {
+            stack.removeAll(keepingCapacity: true)
+            return false
         }
+        try key.withUnsafeBytes { try descend(to: $0) }
         if let top = stack.last, top.index >= top.ref.count { return try nextLeaf() }
         return true
     }
 
-    /// Like `seek`, but when `key` lies within the keys of the cursor's current leaf it is
-    /// searched there, without a descent from the root: visiting ascending keys that are close
-    /// together (the rows of one batch, the members of one owner) costs a binary search in one
-    /// page each instead of a root-to-leaf walk each.
-    /// - Complexity: O(log b) for b entries in the leaf when `key` falls in it; O(log n) otherwise.
-    @discardableResult
-    public func seekNear(_ key: [UInt8]) throws -> Bool {
+    /// Calls `body` with the value stored under `key` in place (valid only during the call)
+    /// and returns its result, or nil when `key` is absent. Leaves the cursor where `key` is or
+    /// would be, so that the next lookup reuses the path as `seek` does: point lookups in
+    /// ascending key order share the upper levels of their descents.
+    /// - Complexity: as `seek`, plus reading an overflow chain when the value has one.
+    public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try check()
-        if let top = stack.last, top.ref.level == 0, top.ref.count > 0 {
-            let leaf = top.ref
-            let inLeaf = key.withUnsafeBytes { key in
-                leaf.withKey(0) { compareBytes($0, key) <= 0 } && leaf.withKey(leaf.count - 1) { compareBytes(key, $0) <= 0 }
-            }
-            if inLeaf {
-                stack[stack.count - 1].index = key.withUnsafeBytes { leaf.lowerBound($0) }
-                return true
-            }
+        guard box.info.root != 0 else { return nil }
+        try descend(to: key)
+        guard let top = stack.last, top.index < top.ref.count, top.ref.withKey(top.index, { compareBytes($0, key) }) == 0 else {
+            return nil
         }
-        return try seek(key)
+        return try transaction.withEntry(top.ref, top.index) { _, value in try body(value) }
     }
 
     /// Moves to the next entry; false (and unpositioned) past the end.
@@ -270,6 +257,53 @@ public final class Cursor {
     private func check() throws {
         try transaction.ensureOpen()
         guard box.version == version, !box.isDropped else { throw ArborError.cursorInvalidated }
+    }
+
+    /// Sets the path to the leaf covering `key`, the index there its lower bound (which may be
+    /// the leaf's count). Levels of the current path whose chosen child still covers `key` are
+    /// kept: the same choices a descent from the root would make.
+    private func descend(to key: UnsafeRawBufferPointer) throws {
+        let depth = box.info.depth
+        var id = box.info.root
+        var level = depth - 1
+        if stack.count == depth, depth > 0 {
+            var kept = 0
+            while kept < depth - 1, Self.child(stack[kept].index, of: stack[kept].ref, covers: key) { kept += 1 }
+            let ref = stack[kept].ref
+            if kept == depth - 1 {
+                stack[kept].index = ref.lowerBound(key)
+                return
+            }
+            // The paths part at `kept`: search there, and descend afresh below it.
+            let index = ref.childIndex(for: key)
+            stack[kept].index = index
+            stack.removeSubrange((kept + 1)...)
+            id = ref.child(index)
+            level = ref.level - 1
+        } else {
+            stack.removeAll(keepingCapacity: true)
+            // One allocation for the whole descent (appending level by level grew it 1, 2, 4…).
+            if stack.capacity < depth { stack.reserveCapacity(depth) }
+        }
+        while true {
+            let ref = try transaction.node(id, level: level)
+            if level == 0 {
+                stack.append((ref, ref.lowerBound(key)))
+                return
+            }
+            let index = ref.childIndex(for: key)
+            stack.append((ref, index))
+            id = ref.child(index)
+            level -= 1
+        }
+    }
+
+    /// Whether child `index` of branch `ref` covers `key`: the separator before it is <= `key`
+    /// and the one after it is > `key` (a descent picks the child after every separator <= key).
+    private static func child(_ index: Int, of ref: NodeRef, covers key: UnsafeRawBufferPointer) -> Bool {
+        if index > 0, ref.withKey(index - 1, { compareBytes($0, key) }) > 0 { return false }
+        if index < ref.count, ref.withKey(index, { compareBytes(key, $0) }) >= 0 { return false }
+        return true
     }
 
     private func descend(from start: PageID, level startLevel: Int, leftmost: Bool) throws {

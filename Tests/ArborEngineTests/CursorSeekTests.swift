@@ -2,44 +2,61 @@ import ArborEngine
 import ArborEngineTestSupport
 import Testing
 
-/// `Cursor.seekNear` lands where `seek` lands (the first key >= the target), whatever the
-/// cursor's position before: in the current leaf, in another leaf, before or after it.
-@Suite("Cursor seekNear against a sorted model")
-struct CursorSeekNearTests {
+/// A cursor's `seek` lands where a fresh descent lands (the first key >= the target), and its
+/// `withValue(forKey:_:)` finds exactly the stored keys, whatever the cursor's position before:
+/// both keep the levels of the current path that still cover the target, so the targets here
+/// move in small steps (same leaf), medium ones (another leaf under the same branch), far jumps
+/// and backwards, in a tree three levels deep.
+@Suite("Cursor seek and lookup against a sorted model")
+struct CursorSeekTests {
+    /// Even numbers only, so odd targets test "first key above" and absent lookups.
+    static let stored = (0..<3000).map { Int64($0 * 2) }
+    /// A long constant first component: separators keep it, so branches hold few keys and the
+    /// tree has several branch levels with 4 KiB pages.
+    static func key(_ value: Int64) -> [UInt8] { TupleKey.encode([.string(String(repeating: "p", count: 200)), .int64(value)]) }
+    static func value(_ number: Int64) -> [UInt8] { Array(repeating: UInt8(truncatingIfNeeded: number), count: 40) }
+
     @Test(arguments: [UInt64(1), 2, 3])
-    func seekNearMatchesTheModel(seed: UInt64) throws {
+    func seekAndLookupMatchTheModel(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         let db = try Database.open(file: SimulatedFile())
-        // Even keys only, so odd targets test "first key above"; values long enough for many leaves.
-        let stored = (0..<3000).map { Int64($0 * 2) }
-        func key(_ value: Int64) -> [UInt8] { TupleKey.encode([.int64(value)]) }
         try db.update { tx in
             let tree = try tx.createTree("t")
-            for value in stored { try tree.put(key(value), Array(repeating: UInt8(value & 0xFF), count: 40)) }
-            // Inside the write transaction the leaves are dirty nodes, afterwards clean pages.
+            for number in Self.stored { try tree.put(Self.key(number), Self.value(number)) }
+            // Inside the write transaction the nodes are dirty, afterwards clean pages.
             try check(tree)
         }
-        try db.view { tx in try check(try tx.tree("t")) }
+        try db.view { tx in
+            let tree = try tx.tree("t")
+            #expect(tree.info.depth >= 3)
+            try check(tree)
+        }
 
         func check(_ tree: Tree) throws {
             let cursor = try tree.makeCursor()
             var target: Int64 = -3
-            for _ in 0..<2000 {
-                // Mostly small forward steps (a batch of near keys), sometimes far jumps or backwards.
-                switch random.next() % 10 {
+            for _ in 0..<3000 {
+                switch random.next() % 12 {
                 case 0: target = Int64(random.next() % 6200) - 50
                 case 1: target -= Int64(random.next() % 40)
+                case 2, 3: target += Int64(random.next() % 400)
                 default: target += Int64(random.next() % 7)
                 }
-                let found = try cursor.seekNear(key(target))
-                let expected = stored.first { $0 >= target }
-                #expect(found == (expected != nil), "target \(target)")
-                #expect(cursor.key == expected.map(key), "target \(target)")
-                if let expected, random.next() % 3 == 0 {
-                    // The cursor keeps working from there.
-                    let moved = try cursor.next()
-                    let after = stored.first { $0 > expected }
-                    #expect(moved == (after != nil) && cursor.key == after.map(key))
+                let expected = Self.stored.first { $0 >= target }
+                if random.next() % 2 == 0 {
+                    let found = try cursor.seek(Self.key(target))
+                    #expect(found == (expected != nil), "seek \(target)")
+                    #expect(cursor.key == expected.map(Self.key), "seek \(target)")
+                    if let expected, random.next() % 3 == 0 {
+                        // The cursor keeps working from there.
+                        let moved = try cursor.next()
+                        let after = Self.stored.first { $0 > expected }
+                        #expect(moved == (after != nil) && cursor.key == after.map(Self.key))
+                    }
+                } else {
+                    let read = try Self.key(target).withUnsafeBytes { key in try cursor.withValue(forKey: key) { Array($0) } }
+                    let present = target >= 0 && target % 2 == 0 && target < 6000
+                    #expect(read == (present ? Self.value(target) : nil), "lookup \(target)")
                 }
             }
         }

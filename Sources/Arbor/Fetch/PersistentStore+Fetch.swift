@@ -186,7 +186,9 @@ extension PersistentStore {
 
                 /// Reads the rows behind the entries of `ranges` of `index` (each once).
                 func walk(_ index: EntityInfo.Index, _ ranges: [KeyRange], _ keyFilters: [KeyFilter], _ seen: inout Set<Int64>?) throws {
-                    let rows = try tx.tree(info.rowTree)
+                    // One cursor for every row read: consecutive reads share the upper levels
+                    // of their descents (`Cursor.withValue(forKey:_:)`).
+                    let rows = try tx.tree(info.rowTree).makeCursor()
                     let indexTree = try tx.tree(index.tree)
                     // Locals, not the captured variables, in the per-entry loop: each access to
                     // a captured variable costs a dynamic exclusivity check.
@@ -238,12 +240,9 @@ extension PersistentStore {
                                 checked = true
                             }
                             // Decoded where it lies in its page: no copy of the row's bytes.
-                            // The entry ends with the row's key as the row tree encodes it (one
-                            // store, one key format), so that part of the entry is the lookup
-                            // key; an entry encoded otherwise falls back to encoding the key.
-                            let decode = { (value: UnsafeRawBufferPointer) in try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)") }
-                            guard let row = try rows.withValue(forKeyBytes: UnsafeRawBufferPointer(rebasing: key[pkStart...]), decode)
-                                ?? rows.withValue(keys.rowKey(pk), decode) else {
+                            guard let row = try withRow(rows, pk, endingEntry: key, at: pkStart, {
+                                try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)")
+                            }) else {
                                 throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                             }
                             if try consider(pk, row, checked: checked) {
@@ -262,6 +261,17 @@ extension PersistentStore {
         return (result, FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: result.count,
                                         suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
                                                                                examined: examined, matched: result.count)))
+    }
+
+    /// `body` over the stored bytes of row `pk`, read through `rows` (a cursor on its row tree)
+    /// and looked up by the part of `entry` from `pkStart` on: an index, foreign-key or join
+    /// entry ends with the row's key as the row tree encodes it (one store, one key format), so
+    /// no key is encoded; an entry encoded otherwise falls back to encoding the key. nil when
+    /// the row is missing.
+    func withRow<R>(_ rows: Cursor, _ pk: Int64, endingEntry entry: UnsafeRawBufferPointer, at pkStart: Int,
+                    _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        if let result = try rows.withValue(forKey: UnsafeRawBufferPointer(rebasing: entry[pkStart...]), body) { return result }
+        return try keys.rowKey(pk).withUnsafeBytes { try rows.withValue(forKey: $0, body) }
     }
 
     /// Entries per owner key in a foreign-key tree, in owner order, counting only rows of

@@ -79,16 +79,19 @@ extension RowSubject {
         guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName),
               let inverse = destination.relationship(named: relationship.description.inverse),
               let foreignKeys = inverse.foreignKeyTree else { return nil }
-        let rows = try tx.tree(destination.rowTree)
+        // Members come in key order: one cursor reads them, each descent sharing the upper
+        // levels of the one before.
+        let rows = try tx.tree(destination.rowTree).makeCursor()
         var found = false
         try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(store.keys.ownerPrefix(subjectID.primaryKey))) { key, value in
-            guard let member = IndexKeys.trailingKey(key), let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
+            guard let start = TupleKey.lastComponentStart(in: key), let member = IndexKeys.integer(in: key, at: start),
+                  let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
                 throw StoreError.corruptRow(location: foreignKeys, detail: "malformed relationship entry")
             }
             let id = try store.objectID(code: code, key: member, location: foreignKeys)
             // A missing row is skipped, as reading the members one by one does.
             // The filter reads the row where it lies in its page (no copy).
-            guard let verdict = try rows.withValue(store.keys.rowKey(member), { try filter.matches($0) }) else { return true }
+            guard let verdict = try store.withRow(rows, member, endingEntry: key, at: start, { try filter.matches($0) }) else { return true }
             store.rowCache.noteRowsRead(1)
             if let passes = verdict {
                 found = passes
@@ -127,7 +130,7 @@ extension RowSubject {
             }
             return false
         }
-        let rows = try tx.tree(plan.destination.rowTree)
+        let rows = try tx.tree(plan.destination.rowTree).makeCursor()
         for tail in plan.tailRanges {
             var found = false
             try entries.forEachUnsafe(in: MemberProbePlan.range(tail, owner: owner)) { key, value in
@@ -141,10 +144,10 @@ extension RowSubject {
                     return false
                 }
                 // The member's key ends the entry: parsed only when its row is read.
-                guard let pk = IndexKeys.trailingKey(key) else {
+                guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
-                guard let row = try rows.withValue(store.keys.rowKey(pk), {
+                guard let row = try store.withRow(rows, pk, endingEntry: key, at: start, {
                     try RowCodec.decode($0, context: "\(plan.destination.rowTree)/\(pk)")
                 }) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "entry for missing row \(pk)")

@@ -183,10 +183,11 @@ public final class PersistentStore: Sendable {
                 cursors[id.info.rowTree] = cursor
             }
             func isAtKey() -> Bool { cursor.withKey { $0.elementsEqual(key) } ?? false }
-            // Consecutive keys: one step; near keys: a search in the current leaf.
+            // Consecutive keys: one step; near keys: a search in the current leaf (a seek keeps
+            // the levels of the path that still cover the key).
             let advanced = try cursor.isPositioned && cursor.next()
             if !(advanced && isAtKey()) {
-                guard try cursor.seekNear(key), isAtKey() else { continue }
+                guard try cursor.seek(key), isAtKey() else { continue }
             }
             guard try body(position, try decodeRow(try cursor.value(), of: id)) else { return }
         }
