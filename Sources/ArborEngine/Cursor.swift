@@ -8,6 +8,9 @@ public final class Cursor {
     let box: TreeBox
     let version: Int
     private var stack: [(ref: NodeRef, index: Int)] = []
+    /// The branch levels (from the root) where the last `descend(to:)` chose the same child as
+    /// the descent before it: where keys come in order, worth testing first next time.
+    private var sharedLevels = 0
 
     init(transaction: Transaction, box: TreeBox) {
         self.transaction = transaction
@@ -260,42 +263,50 @@ public final class Cursor {
     }
 
     /// Sets the path to the leaf covering `key`, the index there its lower bound (which may be
-    /// the leaf's count). Levels of the current path whose chosen child still covers `key` are
-    /// kept: the same choices a descent from the root would make.
+    /// the leaf's count). Nodes of the current path that a descent to `key` passes through again
+    /// are taken from the path, not loaded; where the last descent shared a level with the one
+    /// before, the chosen child is first tested for still covering `key` (two comparisons instead
+    /// of a binary search). Either way the choices are those of a descent from the root.
     private func descend(to key: UnsafeRawBufferPointer) throws {
+        // Edited as a local: each access to a stored property costs a run-time exclusivity check.
+        var path: [(ref: NodeRef, index: Int)] = []
+        swap(&path, &stack)
+        defer { swap(&path, &stack) }
         let depth = box.info.depth
-        var id = box.info.root
-        var level = depth - 1
-        if stack.count == depth, depth > 0 {
-            var kept = 0
-            while kept < depth - 1, Self.child(stack[kept].index, of: stack[kept].ref, covers: key) { kept += 1 }
-            let ref = stack[kept].ref
-            if kept == depth - 1 {
-                stack[kept].index = ref.lowerBound(key)
-                return
-            }
-            // The paths part at `kept`: search there, and descend afresh below it.
-            let index = ref.childIndex(for: key)
-            stack[kept].index = index
-            stack.removeSubrange((kept + 1)...)
-            id = ref.child(index)
-            level = ref.level - 1
-        } else {
-            stack.removeAll(keepingCapacity: true)
+        let reuse = path.count == depth
+        if !reuse {
+            path.removeAll(keepingCapacity: true)
             // One allocation for the whole descent (appending level by level grew it 1, 2, 4…).
-            if stack.capacity < depth { stack.reserveCapacity(depth) }
+            if path.capacity < depth { path.reserveCapacity(depth) }
         }
-        while true {
-            let ref = try transaction.node(id, level: level)
-            if level == 0 {
-                stack.append((ref, ref.lowerBound(key)))
-                return
+        let sharedBefore = reuse ? sharedLevels : 0
+        var ref = reuse ? path[0].ref : try transaction.node(box.info.root, level: depth - 1)
+        // Whether `ref` is the node the path holds at this level.
+        var onPath = reuse
+        var shared = depth - 1
+        // `step`: levels below the root.
+        for step in 0..<(depth - 1) {
+            let previous = onPath ? path[step].index : -1
+            let index: Int
+            if onPath, step < sharedBefore, Self.child(previous, of: ref, covers: key) {
+                index = previous
+            } else {
+                index = ref.childIndex(for: key)
             }
-            let index = ref.childIndex(for: key)
-            stack.append((ref, index))
-            id = ref.child(index)
-            level -= 1
+            let next: NodeRef
+            if onPath, index == previous {
+                next = path[step + 1].ref
+            } else {
+                if onPath { shared = step }
+                onPath = false
+                next = try transaction.node(ref.child(index), level: depth - 2 - step)
+            }
+            if reuse { path[step] = (ref, index) } else { path.append((ref, index)) }
+            ref = next
         }
+        let leaf = (ref: ref, index: ref.lowerBound(key))
+        if reuse { path[depth - 1] = leaf } else { path.append(leaf) }
+        sharedLevels = reuse ? shared : 0
     }
 
     /// Whether child `index` of branch `ref` covers `key`: the separator before it is <= `key`
