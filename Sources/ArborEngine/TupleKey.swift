@@ -336,7 +336,20 @@ extension TupleKey {
         case 0x40, 0x50:
             // Escaped bytes end at 0x00 0x01 (0x00 0xFF is an escaped zero).
             var index = start + 1
+            let mask: UInt64 = flip == 0 ? 0 : ~0
             while index + 1 < key.count {
+                if index + 8 <= key.count {
+                    // Eight bytes at a time to the next (flipped) zero byte: the lowest byte
+                    // flagged by the zero-byte test is exactly the first zero.
+                    let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self).littleEndian ^ mask
+                    let zeros = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+                    if zeros == 0 {
+                        index += 8
+                        continue
+                    }
+                    index += zeros.trailingZeroBitCount >> 3
+                    guard index + 1 < key.count else { return nil }
+                }
                 if base.load(fromByteOffset: index, as: UInt8.self) ^ flip == 0 {
                     if base.load(fromByteOffset: index + 1, as: UInt8.self) ^ flip == 0x01 { return index + 2 }  // the terminator
                     index += 2

@@ -83,19 +83,24 @@ extension RowSubject {
         // levels of the one before.
         let rows = try tx.tree(destination.rowTree).makeCursor()
         var found = false
+        // Counted once (the statistics take a lock).
+        var read = 0
+        defer { store.rowCache.noteRowsRead(read) }
         try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(store.keys.ownerPrefix(subjectID.primaryKey))) { key, value in
             guard let start = TupleKey.lastComponentStart(in: key), let member = IndexKeys.integer(in: key, at: start),
                   let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
                 throw StoreError.corruptRow(location: foreignKeys, detail: "malformed relationship entry")
             }
-            let id = try store.objectID(code: code, key: member, location: foreignKeys)
+            // The destination's own code needs no lookup (the common case); another must be in the model.
+            if code != destination.code { _ = try store.objectID(code: code, key: member, location: foreignKeys) }
             // A missing row is skipped, as reading the members one by one does.
             // The filter reads the row where it lies in its page (no copy).
             guard let verdict = try store.withRow(rows, member, endingEntry: key, at: start, { try filter.matches($0) }) else { return true }
-            store.rowCache.noteRowsRead(1)
+            read += 1
             if let passes = verdict {
                 found = passes
             } else {
+                let id = try store.objectID(code: code, key: member, location: foreignKeys)
                 guard let row = try store.readRow(tx, id) else { return true }
                 let subject = RowSubject(subjectID: id, entity: store.model.infosByCode[row.entityCode] ?? id.info, row: row, store: store, tx: tx)
                 found = try evaluator.evaluate(predicate, subject)
@@ -131,6 +136,8 @@ extension RowSubject {
             return false
         }
         let rows = try tx.tree(plan.destination.rowTree).makeCursor()
+        var read = 0
+        defer { store.rowCache.noteRowsRead(read) }
         for tail in plan.tailRanges {
             var found = false
             try entries.forEachUnsafe(in: MemberProbePlan.range(tail, owner: owner)) { key, value in
@@ -152,7 +159,7 @@ extension RowSubject {
                 }) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "entry for missing row \(pk)")
                 }
-                store.rowCache.noteRowsRead(1)
+                read += 1
                 let member = RowSubject(subjectID: ObjectID(info: info, store: store.identifier, key: pk), entity: info, row: row,
                                         store: store, tx: tx)
                 found = try evaluator.evaluate(residual, member)

@@ -134,7 +134,10 @@ final class RowCache: Sendable {
         }
     }
 
-    func noteRowsRead(_ count: Int) { state.withLock { $0.statistics.rowsRead += UInt64(count) } }
+    func noteRowsRead(_ count: Int) {
+        guard count > 0 else { return }
+        state.withLock { $0.statistics.rowsRead += UInt64(count) }
+    }
 
     func noteFaultFired() { state.withLock { $0.statistics.faultsFired += 1 } }
 
