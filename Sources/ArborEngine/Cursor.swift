@@ -44,6 +44,15 @@ public final class Cursor {
         return try transaction.resolve(top.ref.leafValue(top.index))
     }
 
+    /// Calls `body` with the value at the cursor in place (valid only during the call) and
+    /// returns its result, or nil when the cursor is not on an entry.
+    /// - Throws: `cursorInvalidated`, `corruptPage` (an overflow chain is read into a copy).
+    public func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try check()
+        guard isPositioned, let top = stack.last else { return nil }
+        return try transaction.withEntry(top.ref, top.index) { _, value in try body(value) }
+    }
+
     /// Moves to the first entry; false when the tree is empty.
     @discardableResult
     public func first() throws -> Bool {

@@ -168,7 +168,9 @@ public final class PersistentStore: Sendable {
     /// forward through the keys: consecutive keys (a batch of results) cost a step each, near
     /// keys a search within the current page, and only far keys a descent from the root.
     func visitRows(_ tx: Transaction, _ ids: [ObjectID], _ body: (Int, StoredRow) throws -> Bool) throws {
-        var cursors: [String: Cursor] = [:]
+        // A hierarchy's rows are in one tree: one cursor per root entity, the last one at hand.
+        var cursors: [UInt16: Cursor] = [:]
+        var last: (root: UInt16, cursor: Cursor)?
         func precedes(_ a: Int, _ b: Int) -> Bool { (ids[a].info.rootCode, ids[a].primaryKey) < (ids[b].info.rootCode, ids[b].primaryKey) }
         let positions = Array(ids.indices)
         let ordered = zip(positions, positions.dropFirst()).allSatisfy { !precedes($1, $0) } ? positions : positions.sorted(by: precedes)
@@ -176,12 +178,15 @@ public final class PersistentStore: Sendable {
             let id = ids[position]
             let key = keys.rowKey(id.primaryKey)
             let cursor: Cursor
-            if let open = cursors[id.info.rowTree] {
+            if let last, last.root == id.info.rootCode {
+                cursor = last.cursor
+            } else if let open = cursors[id.info.rootCode] {
                 cursor = open
             } else {
                 cursor = try tx.tree(id.info.rowTree).makeCursor()
-                cursors[id.info.rowTree] = cursor
+                cursors[id.info.rootCode] = cursor
             }
+            last = (id.info.rootCode, cursor)
             func isAtKey() -> Bool { cursor.withKey { $0.elementsEqual(key) } ?? false }
             // Consecutive keys: one step; near keys: a search in the current leaf (a seek keeps
             // the levels of the path that still cover the key).
@@ -189,16 +194,13 @@ public final class PersistentStore: Sendable {
             if !(advanced && isAtKey()) {
                 guard try cursor.seek(key), isAtKey() else { continue }
             }
-            guard try body(position, try decodeRow(try cursor.value(), of: id)) else { return }
+            // Decoded where it lies in its page (no copy of the row's bytes).
+            guard let row = try cursor.withValue({ try decodeRow($0, of: id) }) else { continue }
+            guard try body(position, row) else { return }
         }
     }
 
-    /// Decodes the stored bytes of the row of `id`, checking its entity and column count.
-    private func decodeRow(_ bytes: [UInt8], of id: ObjectID) throws -> StoredRow {
-        try bytes.withUnsafeBytes { try decodeRow($0, of: id) }
-    }
-
-    /// `decodeRow` reading the bytes in place.
+    /// Decodes the stored bytes of the row of `id` in place, checking its entity and column count.
     private func decodeRow(_ bytes: UnsafeRawBufferPointer, of id: ObjectID) throws -> StoredRow {
         // Built only for an error message: a string per row read would cost an allocation.
         func location() -> String { "\(id.info.rowTree)/\(id.primaryKey)" }

@@ -13,8 +13,13 @@ struct RowKey: Hashable, Sendable {
     // One combine: the root code goes into the key's top bits (hierarchies are few, keys
     // rarely use them), so hashing a key costs one round, not two.
     func hash(into hasher: inout Hasher) {
-        hasher.combine(UInt64(bitPattern: key) ^ (UInt64(root) << 48))
+        hasher.combine(hashBits)
     }
+
+    var hashBits: UInt64 { UInt64(bitPattern: key) ^ (UInt64(root) << 48) }
+
+    /// See `ObjectID._rawHashValue(seed:)`: a row key is hashed at each retain, store and release.
+    func _rawHashValue(seed: Int) -> Int { mixedHash(hashBits, seed: seed) }
 }
 
 /// Counters that show what faulting and the row cache do.
