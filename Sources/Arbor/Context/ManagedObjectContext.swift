@@ -54,7 +54,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// survived the last sweep (at least 2,048), so sweeping costs O(1) amortized per object.
     private var sweepThreshold = 2_048
     /// `@Attribute` wrappers' slots by the wrapper's key path (see `attributeSlot`).
-    private var attributeSlots: [ObjectIdentifier: AttributeSlot] = [:]
+    private var attributeSlots: [KeyPathIdentity: AttributeSlot] = [:]
     /// Inserted, updated and deleted objects, held strongly until saved or rolled back.
     var changed: [ObjectID: ManagedObject] = [:]
     /// Problems found by non-throwing setters, reported by the next save.
@@ -172,7 +172,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// entity; `key` reads the wrapper's name on a miss. nil when the entity has no such
     /// attribute. O(1): a lookup by the key path's identity (at most 1,024 are cached).
     func attributeSlot(_ keyPath: AnyKeyPath, of object: ManagedObject, key: () -> String) -> Int? {
-        let identifier = ObjectIdentifier(keyPath)
+        let identifier = KeyPathIdentity(id: ObjectIdentifier(keyPath))
         if let cached = attributeSlots[identifier], cached.info === object.info { return cached.slot }
         guard let slot = object.info.attribute(named: key())?.slot else { return nil }
         if attributeSlots.count < 1_024 || attributeSlots[identifier] != nil {
@@ -332,4 +332,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Checks that `object` belongs to this context.
     func owns(_ object: ManagedObject) -> Bool { object.managedObjectContext === self }
+}
+
+/// A key path's identity as a dictionary key, hashed with `mixedHash` (every property read
+/// looks its slot up by it).
+struct KeyPathIdentity: Hashable {
+    let id: ObjectIdentifier
+
+    func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    func _rawHashValue(seed: Int) -> Int { mixedHash(UInt64(UInt(bitPattern: id)), seed: seed) }
 }

@@ -17,7 +17,7 @@ public final class ManagedObjectModel: Sendable {
     public let versionHash: String
     let infos: [EntityInfo]
     let infosByName: [String: EntityInfo]
-    let infosByCode: [UInt16: EntityInfo]
+    let infosByCode: EntityCodeTable
     let infosByClass: [ObjectIdentifier: EntityInfo]
 
     /// Builds and validates a model.
@@ -40,7 +40,7 @@ public final class ManagedObjectModel: Sendable {
         let resolver = try ModelResolver(declared: declared)
         infos = try resolver.resolve()
         infosByName = Dictionary(uniqueKeysWithValues: infos.map { ($0.name, $0) })
-        infosByCode = Dictionary(uniqueKeysWithValues: infos.map { ($0.code, $0) })
+        infosByCode = EntityCodeTable(infos)
         var byClass: [ObjectIdentifier: EntityInfo] = [:]
         var ambiguous: Set<ObjectIdentifier> = [ObjectIdentifier(ManagedObject.self)]
         for info in infos {
@@ -59,7 +59,7 @@ public final class ManagedObjectModel: Sendable {
         entities = []
         infos = []
         infosByName = [:]
-        infosByCode = [:]
+        infosByCode = EntityCodeTable([])
         infosByClass = [:]
         schema = ModelSchema(entities: [], configurations: [:])
         versionHash = Self.hash(of: schema)
@@ -98,5 +98,23 @@ public final class ManagedObjectModel: Sendable {
     static func isValidName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, !(("0"..."9").contains(first)), name.utf8.count <= 200 else { return false }
         return name.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
+    }
+}
+
+/// Entities by code: an array indexed by code (codes are 1 ... n, see `ModelResolver`), so that
+/// reading a row's entity — several times per row fetched — costs no hashing.
+struct EntityCodeTable: Sendable {
+    private let byCode: [EntityInfo?]
+
+    init(_ infos: [EntityInfo]) {
+        var byCode = [EntityInfo?](repeating: nil, count: (infos.map { Int($0.code) }.max() ?? -1) + 1)
+        for info in infos { byCode[Int(info.code)] = info }
+        self.byCode = byCode
+    }
+
+    /// The entity with `code`, or nil when the model has none (a code read from a damaged file).
+    /// - Complexity: O(1).
+    subscript(code: UInt16) -> EntityInfo? {
+        Int(code) < byCode.count ? byCode[Int(code)] : nil
     }
 }

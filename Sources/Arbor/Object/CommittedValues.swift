@@ -4,10 +4,10 @@ import Foundation
 /// store's identifier. One per store, shared by every object loaded from it (objects do not
 /// keep the store itself alive).
 final class StoredReferences: Sendable {
-    let entities: [UInt16: EntityInfo]
+    let entities: EntityCodeTable
     let store: UUID
 
-    init(entities: [UInt16: EntityInfo], store: UUID) {
+    init(entities: EntityCodeTable, store: UUID) {
         self.entities = entities
         self.store = store
     }
