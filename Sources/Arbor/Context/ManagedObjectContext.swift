@@ -199,6 +199,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// The object `entry` holds, or one `make` creates, put in `entry`.
+    /// The object registered for `id` in `map`, or a new one registered, with the map's size
+    /// after: one access to the map (each costs a run-time exclusivity check).
+    private static func existingOrNew(_ id: ObjectID, in map: inout [ObjectID: IdentityEntry],
+                                      make: () -> ManagedObject) -> (object: ManagedObject, count: Int) {
+        let object = existingOrNew(&map[id, default: IdentityEntry(nil)], make: make)
+        return (object, map.count)
+    }
+
     private static func existingOrNew(_ entry: inout IdentityEntry, make: () -> ManagedObject) -> ManagedObject {
         if let object = entry.object { return object }
         let object = make()
@@ -223,8 +231,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// removed: removing from the open-addressed table moves and rehashes the entries after it,
     /// which cost more than the rest of the object's release.
     func forget(_ object: ManagedObject) {
-        guard let index = registered.index(forKey: object.objectID), registered.values[index].holds(object) else { return }
-        registered.values[index] = IdentityEntry(nil)
+        // One access to the map for the whole edit (each costs a run-time exclusivity check).
+        Self.empty(&registered, of: object)
+    }
+
+    private static func empty(_ map: inout [ObjectID: IdentityEntry], of object: ManagedObject) {
+        guard let index = map.index(forKey: object.objectID), map.values[index].holds(object) else { return }
+        map.values[index] = IdentityEntry(nil)
     }
 
     /// Drops emptied identity-map entries.
@@ -278,10 +291,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// - Complexity: O(1); one probe of the identity map, whether the object is there or is
     ///   created (a fetch creates most of its objects).
     public func object(with id: ObjectID) -> ManagedObject {
-        let object = Self.existingOrNew(&registered[id, default: IdentityEntry(nil)]) {
+        let (object, count) = Self.existingOrNew(id, in: &registered) {
             id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
         }
-        if registered.count > sweepThreshold { sweepEmptyEntries() }
+        if count > sweepThreshold { sweepEmptyEntries() }
         return object
     }
 
