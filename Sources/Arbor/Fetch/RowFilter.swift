@@ -4,8 +4,8 @@ import ArborEngine
 /// only the columns it names are decoded, and no predicate is walked per row. Made only when
 /// every conjunct is a comparison that tuple order answers exactly (as an index range would),
 /// so its answer is the evaluator's. Members of a SUBQUERY read through a foreign-key index
-/// are checked this way.
-struct RowFilter {
+/// are checked this way. A class: every candidate's probe takes it (a copy is one retain).
+final class RowFilter {
     /// The entity whose column layout the slots follow; rows of other entities are not filtered.
     let entityCode: UInt16
     /// Column slots, ascending (repeated for several conditions on one column), and the

@@ -2,8 +2,9 @@ import ArborEngine
 
 /// A probe of a compound index of the destination led by the inverse foreign key (for
 /// `SUBQUERY(stopTimes, $x, $x.departureTime BETWEEN …)`, an index on (stop, departureTime)):
-/// the owner's key followed by the ranges the conditions give on the next columns.
-struct MemberProbePlan {
+/// the owner's key followed by the ranges the conditions give on the next columns. A class:
+/// every candidate's probe takes it, and a copy of a reference is one retain.
+final class MemberProbePlan {
     let index: EntityInfo.Index
     let destination: EntityInfo
     /// Ranges over the key after the owner's component; each probe puts the owner's in front.

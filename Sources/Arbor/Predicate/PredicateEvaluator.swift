@@ -142,9 +142,11 @@ struct PredicateEvaluator {
         let own = prepared.own, selfContained = prepared.selfContained
         if selfContained, let relationship = prepared.relationship {
             // Through a local: the evaluator passed along may meet another SUBQUERY meanwhile.
-            var access = prepared.access
+            // Moved out and back (swapped), not copied: a copy retained every part of the plan.
+            var access: SubqueryAccess?
+            swap(&access, &prepared.access)
             let answer = try subject.existsMember(through: relationship, meeting: own, access: &access, evaluator: &self)
-            prepared.access = access
+            swap(&access, &prepared.access)
             lastSubquery = prepared
             if let answer { return answer }
         } else {
