@@ -198,7 +198,6 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         object.cacheRetention = (store.rowCache, key)
     }
 
-    /// The object `entry` holds, or one `make` creates, put in `entry`.
     /// The object registered for `id` in `map`, or a new one registered, with the map's size
     /// after: one access to the map (each costs a run-time exclusivity check).
     private static func existingOrNew(_ id: ObjectID, in map: inout [ObjectID: IdentityEntry],
@@ -207,6 +206,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         return (object, map.count)
     }
 
+    /// The object `entry` holds, or one `make` creates, put in `entry`.
     private static func existingOrNew(_ entry: inout IdentityEntry, make: () -> ManagedObject) -> ManagedObject {
         if let object = entry.object { return object }
         let object = make()
