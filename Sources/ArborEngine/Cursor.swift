@@ -288,6 +288,18 @@ public final class Cursor {
             // One allocation for the whole descent (appending level by level grew it 1, 2, 4…).
             if path.capacity < depth { path.reserveCapacity(depth) }
         }
+        do {
+            try descend(to: key, along: &path, reuse: reuse)
+        } catch {
+            // A page failed to load partway: the path may mix two descents. Start afresh next time.
+            path.removeAll()
+            throw error
+        }
+    }
+
+    /// `descend(to:)` over `path` (the stack, moved out): `reuse` when it holds a whole path.
+    private func descend(to key: UnsafeRawBufferPointer, along path: inout [(ref: NodeRef, index: Int)], reuse: Bool) throws {
+        let depth = box.info.depth
         let sharedBefore = reuse ? sharedLevels : 0
         var ref = reuse ? path[0].ref : try transaction.node(box.info.root, level: depth - 1)
         // Whether `ref` is the node the path holds at this level.
