@@ -420,11 +420,12 @@ extension TupleKey {
     }
 
     /// The offset where the last component of `key` starts; nil when the key is empty or
-    /// malformed. Walks the components from the front (their lengths are in their tags).
-    /// - Complexity: O(bytes of the key).
+    /// malformed. Walks the components from the front (their lengths are in their tags), from
+    /// `first` when the caller knows a component starts there (past a prefix it searched by).
+    /// - Complexity: O(bytes of the key from `first`).
     @inlinable
-    public static func lastComponentStart(in key: UnsafeRawBufferPointer) -> Int? {
-        var start = 0
+    public static func lastComponentStart(in key: UnsafeRawBufferPointer, from first: Int = 0) -> Int? {
+        var start = first
         while start < key.count {
             guard let end = componentEnd(in: key, from: start) else { return nil }
             if end == key.count { return start }

@@ -87,8 +87,12 @@ extension RowSubject {
         // Counted once (the statistics take a lock).
         var read = 0
         defer { store.rowCache.noteRowsRead(read) }
-        try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(store.keys.ownerPrefix(subjectID.primaryKey))) { key, value in
-            guard let start = TupleKey.lastComponentStart(in: key), let member = IndexKeys.integer(in: key, at: start),
+        let owner = store.keys.ownerPrefix(subjectID.primaryKey)
+        // Every entry in the range starts with the owner's component: the walk to the member's
+        // key (the last component) starts after it.
+        let ownerLength = owner.count
+        try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(owner)) { key, value in
+            guard let start = TupleKey.lastComponentStart(in: key, from: ownerLength), let member = IndexKeys.integer(in: key, at: start),
                   let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
                 throw StoreError.corruptRow(location: foreignKeys, detail: "malformed relationship entry")
             }
