@@ -1,0 +1,78 @@
+import ArborEngineTestSupport
+@testable import ArborEngine
+import Testing
+
+/// A clean page's searches (`lowerBound` for leaves, `childIndex` for branches: every lookup
+/// and range scan passes here once per level) answer exactly as a linear scan does. Pages of
+/// real trees are searched for every fifth key they hold, its neighbours, keys from elsewhere and
+/// keys of other shapes, with keys spread evenly (dense integers), unevenly (clusters, random
+/// 64-bit values, doubles), as strings and mixed.
+@Suite("Page search answers as a linear scan")
+struct PageSearchTests {
+    enum Kind: String, CaseIterable {
+        case denseIntegers, clusteredIntegers, randomIntegers, doubles, strings, mixed
+    }
+
+    static func keys(_ kind: Kind, _ random: inout SplitMix64) -> [[UInt8]] {
+        // Enough keys for branch pages of many separators (small keys fill a leaf with hundreds).
+        (0..<40_000).map { index -> [UInt8] in
+            switch kind {
+            case .denseIntegers: return TupleKey.encode([.integer(Int64(index))])
+            case .clusteredIntegers:
+                // A few far-apart clusters.
+                return TupleKey.encode([.integer(Int64(random.next() % 4) * 1_000_000_000 + Int64(random.next() % 20_000))])
+            case .randomIntegers: return TupleKey.encode([.integer(Int64(bitPattern: random.next()))])
+            case .doubles:
+                return TupleKey.encode([.double(13.3 + Double(random.next() % 100_000) / 1e6), .integer(Int64(index))])
+            case .strings:
+                return TupleKey.encode([.string(String((0..<Int(random.next() % 12)).map { _ in Array("abcé0")[Int(random.next() % 5)] })), .integer(Int64(index))])
+            case .mixed:
+                let values: [TupleValue] = [.integer(Int64(random.next() % 50)), .double(Double(random.next() % 50)), .string("s\(random.next() % 50)"), .null]
+                return TupleKey.encode([values[Int(random.next() % 4)], .integer(Int64(index))])
+            }
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func searchesMatchALinearScan(kind: Kind) throws {
+        var random = SplitMix64(seed: UInt64(Kind.allCases.firstIndex(of: kind) ?? 0) + 40)
+        let keys = Self.keys(kind, &random)
+        let file = SimulatedFile()
+        let db = try Database.open(file: file)
+        try db.update { tx in
+            let tree = try tx.createTree("t")
+            for key in keys { try tree.put(key, [1, 2, 3]) }
+        }
+        let image = file.currentBytes
+        let pageSize = 4096
+        var searchedPages = 0
+        for start in stride(from: 2 * pageSize, to: image.count, by: pageSize) {
+            let type = PageType(rawValue: image[start + PageHeader.type])
+            guard type == .compactLeaf || type == .leaf || type == .branch else { continue }
+            let page = try image[start..<(start + pageSize)].withUnsafeBytes {
+                try Page.validated(id: PageID(start / pageSize), image: $0, verifyChecksum: true)
+            }
+            guard page.count > 0 else { continue }
+            searchedPages += 1
+            let pageKeys = (0..<page.count).map { page.key($0) }
+            var targets: [[UInt8]] = [[], [0x00], Array(repeating: 0xFF, count: 12)]
+            for (position, key) in pageKeys.enumerated() where position % 5 == 0 || position == pageKeys.count - 1 {
+                targets.append(key)
+                var below = key, above = key
+                if let last = below.last, last > 0 { below[below.count - 1] = last - 1 }
+                if let last = above.last, last < 0xFF { above[above.count - 1] = last + 1 }
+                targets += [below, above, Array(key.dropLast()), key + [0]]
+            }
+            for _ in 0..<50 { targets.append(keys[Int(random.next() % UInt64(keys.count))]) }
+            for target in targets {
+                let lower = pageKeys.firstIndex { compareBytes($0, target) >= 0 } ?? pageKeys.count
+                let child = pageKeys.firstIndex { compareBytes($0, target) > 0 } ?? pageKeys.count
+                target.withUnsafeBytes { bytes in
+                    #expect(page.lowerBound(bytes) == lower, "\(kind) page \(page.id) lowerBound of \(target)")
+                    #expect(page.childIndex(for: bytes) == child, "\(kind) page \(page.id) childIndex of \(target)")
+                }
+            }
+        }
+        #expect(searchedPages > 40)
+    }
+}
