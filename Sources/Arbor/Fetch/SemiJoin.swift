@@ -155,8 +155,9 @@ extension RowSubject {
                     found = true
                     return false
                 }
-                // The member's key ends the entry: parsed only when its row is read.
-                guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start) else {
+                // The member's key ends the entry: parsed only when its row is read, walking
+                // from past the owner's component (every entry in the range starts with it).
+                guard let start = TupleKey.lastComponentStart(in: key, from: owner.count), let pk = IndexKeys.integer(in: key, at: start) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
                 guard let row = try store.withRow(rows, pk, endingEntry: key, at: start, {
