@@ -177,9 +177,12 @@ public final class Cursor {
     /// Visits the entries of `range` in order, a leaf at a time, without copying keys or values.
     /// The upper (or, in reverse, lower) bound is looked for only in the leaf where it ends, by
     /// binary search: no key is compared with it on the way.
-    func scan(in range: KeyRange, reverse: Bool,
+    func scan(in range: KeyRange, reverse: Bool, filter: (any ScanKeyFilter)? = nil,
               _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard try reverse ? seekLast(in: range) : seekFirst(in: range) else { return }
+        // Tested once: binding the optional per entry would retain and release the filter
+        // each time, which costs about as much as most filters.
+        let filtered = filter != nil
         while let top = stack.last, isPositioned {
             let ref = top.ref
             let edge = reverse ? 0 : ref.count - 1
@@ -193,17 +196,28 @@ public final class Cursor {
             let end = boundInside ? Self.boundEdge(ref, from: index, in: range, reverse: reverse) : (reverse ? -1 : ref.count)
             switch ref {
             case .page(let page):
-                while index != end {
-                    let keepGoing = try page.withLeafEntry(index) { key, inline -> Bool in
-                        if let inline { return try body(key, inline) }
-                        return try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
+                // The page stays alive on the path (`stack`) while its entries are read in place.
+                let finished = try withExtendedLifetime(page) { () -> Bool in
+                    while index != end {
+                        let (key, inline) = page.leafEntry(index)
+                        let keepGoing: Bool
+                        if filtered, try !filter.unsafelyUnwrapped.admits(key) {
+                            keepGoing = true
+                        } else if let inline {
+                            keepGoing = try body(key, inline)
+                        } else {
+                            keepGoing = try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
+                        }
+                        guard keepGoing else { return false }
+                        index += step
                     }
-                    guard keepGoing else { return }
-                    index += step
+                    return true
                 }
+                guard finished else { return }
             case .node(let node):
                 while index != end {
                     let keepGoing = try node.keys.withBytes(index) { key in
+                        if filtered, try !filter.unsafelyUnwrapped.admits(key) { return true }
                         if let result = try node.values.withInline(index, { try body(key, $0) }) { return result }
                         return try transaction.resolve(node.values[index]).withUnsafeBytes { try body(key, $0) }
                     }

@@ -114,28 +114,37 @@ final class Page: @unchecked Sendable {
     }
 
     /// Calls `body` with the key and inline value of leaf cell `index` (value nil when it
-    /// overflows), parsing the cell once. The hot path of scans.
+    /// overflows), parsing the cell once.
     @inline(__always) func withLeafEntry<R>(_ index: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        let entry = leafEntry(index)
+        return try withExtendedLifetime(self) { try body(entry.key, entry.inline) }
+    }
+
+    /// The key and inline value of leaf cell `index` (value nil when it overflows), parsing the
+    /// cell once. The pointers are valid only while this page is alive: the caller keeps it
+    /// (a scan holds it on its cursor's path). The hot path of scans: no closure per entry, so
+    /// nothing is retained per entry either.
+    @inline(__always) func leafEntry(_ index: Int) -> (key: UnsafeRawBufferPointer, inline: UnsafeRawBufferPointer?) {
         let offset = cellOffset(index)
         let raw = self.raw
         if compactCells {
             let cell = compactLeafCell(in: raw, at: offset, limit: size)
             let key = UnsafeRawBufferPointer(rebasing: raw[cell.key..<cell.value])
-            if cell.header & 1 != 0 { return try body(key, nil) }
-            return try body(key, UnsafeRawBufferPointer(rebasing: raw[cell.value..<(cell.value + Int(cell.header >> 1))]))
+            if cell.header & 1 != 0 { return (key, nil) }
+            return (key, UnsafeRawBufferPointer(rebasing: raw[cell.value..<(cell.value + Int(cell.header >> 1))]))
         }
         let flags = raw[offset]
         var position = offset + 1
         let (keyLength, keyLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
         position += keyLengthSize
         if flags & LeafCellFlag.overflow != 0 {
-            return try body(UnsafeRawBufferPointer(rebasing: raw[position..<(position + Int(keyLength))]), nil)
+            return (UnsafeRawBufferPointer(rebasing: raw[position..<(position + Int(keyLength))]), nil)
         }
         let (valueLength, valueLengthSize) = raw.varint(position, limit: size) ?? (0, 1)
         position += valueLengthSize
         let keyEnd = position + Int(keyLength)
-        return try body(UnsafeRawBufferPointer(rebasing: raw[position..<keyEnd]),
-                        UnsafeRawBufferPointer(rebasing: raw[keyEnd..<(keyEnd + Int(valueLength))]))
+        return (UnsafeRawBufferPointer(rebasing: raw[position..<keyEnd]),
+                UnsafeRawBufferPointer(rebasing: raw[keyEnd..<(keyEnd + Int(valueLength))]))
     }
 
     /// Bytes in use (header, slots and cells), assuming cells are packed at the end of the page

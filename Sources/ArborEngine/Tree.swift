@@ -68,10 +68,16 @@ public struct Tree {
 
     /// Like `forEach`, without copying: `key` and `value` point into the page and are valid only
     /// during the call. The fastest way to scan.
-    public func forEachUnsafe(in range: KeyRange = .all, reverse: Bool = false,
+    ///
+    /// With `filter`, an entry whose key the filter does not admit is skipped before `body` is
+    /// called: a range scan that rejects most of its entries by key alone (a geo box's latitude
+    /// inside a (longitude, latitude) index) pays one filter call per rejected entry, not a
+    /// call of `body`.
+    /// - Throws: what `filter` or `body` throws; `corruptPage` for a damaged page.
+    public func forEachUnsafe(in range: KeyRange = .all, reverse: Bool = false, filter: (any ScanKeyFilter)? = nil,
                               _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
         let cursor = try makeCursor()
-        try cursor.scan(in: range, reverse: reverse, body)
+        try cursor.scan(in: range, reverse: reverse, filter: filter, body)
     }
 
     /// Calls `body` with the first entry of `range` in place (key and value valid only during
@@ -102,6 +108,14 @@ public struct Tree {
         let cursor = try makeCursor()
         return try cursor.countForward(in: range)
     }
+}
+
+/// A test a scan applies to each entry's key before calling its body (see
+/// `Tree.forEachUnsafe(in:reverse:filter:_:)`). A class, so the scan calls it through one
+/// reference, without a closure context to unpack per entry.
+public protocol ScanKeyFilter: AnyObject {
+    /// Whether the entry with `key` (valid only during the call) reaches the scan's body.
+    func admits(_ key: UnsafeRawBufferPointer) throws -> Bool
 }
 
 /// A range of keys: optional lower and upper bounds, each inclusive or exclusive.

@@ -133,6 +133,17 @@ struct FetchDifferentialTests {
                 }
                 let window = Array(sorted.dropFirst(paged.fetchOffset).prefix(paged.fetchLimit)).map(\.identifier)
                 #expect(try context.fetch(paged, as: Stop.self).map(\.identifier) == window, "\(format) sorted")
+                // Sorted by longitude with a limit: a walk of the (longitude, latitude) index in
+                // order, whose latitude filter rejects entries by key; six longitudes, so the
+                // limit falls among ties the walk must still see.
+                var byLongitude = paged
+                byLongitude.sortDescriptors = [ObjectSortDescriptor("longitude", ascending: ascending)]
+                let longitudeOrder = matching.sorted { a, b in
+                    if a.longitude != b.longitude { return ascending ? a.longitude < b.longitude : a.longitude > b.longitude }
+                    return (a.objectID.isTemporaryID ? 1 : 0, a.objectID.primaryKey) < (b.objectID.isTemporaryID ? 1 : 0, b.objectID.primaryKey)
+                }
+                let longitudeWindow = Array(longitudeOrder.dropFirst(byLongitude.fetchOffset).prefix(byLongitude.fetchLimit)).map(\.identifier)
+                #expect(try context.fetch(byLongitude, as: Stop.self).map(\.identifier) == longitudeWindow, "\(format) by longitude \(ascending) offset \(byLongitude.fetchOffset) limit \(byLongitude.fetchLimit) \(longitudeOrder.map { ($0.identifier, $0.longitude) })")
                 if try context.explain(request).first?.plan.hasPrefix("SEARCH") == true { usedIndex += 1 }
             }
             #expect(usedIndex > 10)

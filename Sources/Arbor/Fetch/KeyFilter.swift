@@ -25,20 +25,23 @@ final class KeyFilter {
     private let upper: [UInt8]?, upperInclusive: Bool
     /// The source condition, for keys whose component is stored descending (bytes inverted).
     private let condition: QueryPlanner.Condition
-    /// A range whose bounds are fixed-size components (numbers, dates): each bound as its tag
-    /// and body, so an entry's component of the same kind is checked with two integer
-    /// comparisons instead of `memcmp` calls.
-    private let fixedRange: (lower: FixedBound?, upper: FixedBound?)?
+    /// Whether this is a range whose bounds are fixed-size components (numbers, dates): each
+    /// bound is then kept as its tag and body, so an entry's component of the same kind is
+    /// checked with integer comparisons instead of `memcmp` calls. Plain fields, not optional
+    /// structs: they are read for every entry.
+    private let fixedBounds: Bool
+    private let hasLower: Bool, lowerTag: UInt8, lowerBody: UInt64
+    private let hasUpper: Bool, upperTag: UInt8, upperBody: UInt64
 
     /// A fixed-size component (at most 9 bytes): its tag, and its body bytes read big-endian
     /// and left-aligned, so comparing (tag, body) pairs orders like comparing the bytes.
     private struct FixedBound {
         let tag: UInt8
         let body: UInt64
-        let inclusive: Bool
     }
 
     init(position: Int, condition: QueryPlanner.Condition) {
+        var fixedRange: (lower: FixedBound?, upper: FixedBound?)?
         self.position = position
         self.condition = condition
         switch condition {
@@ -55,17 +58,20 @@ final class KeyFilter {
             fixedRange = Self.fixedRange(lower: lower, upper: upper)
         } else {
             (self.lower, lowerInclusive, self.upper, upperInclusive) = (nil, true, nil, true)
-            fixedRange = nil
         }
+        fixedBounds = fixedRange != nil
+        let fixedLower = fixedRange?.lower, fixedUpper = fixedRange?.upper
+        (hasLower, lowerTag, lowerBody) = (fixedLower != nil, fixedLower?.tag ?? 0, fixedLower?.body ?? 0)
+        (hasUpper, upperTag, upperBody) = (fixedUpper != nil, fixedUpper?.tag ?? 0, fixedUpper?.body ?? 0)
     }
 
     /// The fixed form of a range's encoded bounds, when every present bound has one.
     private static func fixedRange(lower: ([UInt8], Bool)?, upper: ([UInt8], Bool)?) -> (lower: FixedBound?, upper: FixedBound?)? {
         func fixed(_ bound: ([UInt8], Bool)?) -> FixedBound?? {
-            guard let (bytes, inclusive) = bound else { return .some(nil) }
+            guard let (bytes, _) = bound else { return .some(nil) }
             guard let tag = bytes.first, tag < 0x80, fixedSize(ofTag: tag) == bytes.count, bytes.count <= 9 else { return nil }
             let body = bytes.withUnsafeBytes { Self.body(of: $0) }
-            return FixedBound(tag: tag, body: body, inclusive: inclusive)
+            return FixedBound(tag: tag, body: body)
         }
         guard lower != nil || upper != nil, let fixedLower = fixed(lower), let fixedUpper = fixed(upper) else { return nil }
         return (fixedLower, fixedUpper)
@@ -82,17 +88,45 @@ final class KeyFilter {
         return count == 0 ? 0 : value << UInt64(64 - 8 * count)
     }
 
-    /// The order of a fixed-size component (tag and body) relative to a bound.
+    /// Whether a fixed-size component with `tag` and `body` lies within the fixed bounds.
+    /// Same tag means same size, so (tag, body) order is byte order.
     @inline(__always)
-    private static func order(_ tag: UInt8, _ body: UInt64, _ bound: FixedBound) -> Int {
-        if tag != bound.tag { return tag < bound.tag ? -1 : 1 }
-        return body == bound.body ? 0 : (body < bound.body ? -1 : 1)
+    private func withinFixedBounds(_ tag: UInt8, _ body: UInt64) -> Bool {
+        if hasLower, tag != lowerTag ? tag < lowerTag : (lowerInclusive ? body < lowerBody : body <= lowerBody) { return false }
+        if hasUpper, tag != upperTag ? tag > upperTag : (upperInclusive ? body > upperBody : body >= upperBody) { return false }
+        return true
     }
 
     /// Whether the entry with key `key` meets the condition; a key too short for the position
     /// meets it (the row is then read and the whole predicate decides).
     /// - Throws: `malformedTupleKey` when the key cannot be decoded.
+    @inline(__always)
     func matches(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        if let verdict = fixedVerdict(key) { return verdict }
+        return try generalMatches(key)
+    }
+
+    /// The per-entry fast path of a range on a fixed-size column preceded only by fixed-size
+    /// components (a geo box's latitude): the component is found by its tags and compared as
+    /// (tag, body) pairs, without a call. nil when the entry needs the general test.
+    @inline(__always)
+    private func fixedVerdict(_ key: UnsafeRawBufferPointer) -> Bool? {
+        guard fixedBounds, let base = key.baseAddress else { return nil }
+        let count = key.count
+        var start = 0
+        for _ in 0..<position {
+            let size = Self.fixedSize(ofTag: base.load(fromByteOffset: start, as: UInt8.self))
+            guard size > 0, size < count - start else { return nil }
+            start += size
+        }
+        let tag = base.load(fromByteOffset: start, as: UInt8.self)
+        let size = Self.fixedSize(ofTag: tag)
+        guard size > 0, size <= count - start, size <= 9 else { return nil }
+        if tag == 0x05 { return false }  // null never meets a range
+        return withinFixedBounds(tag, Self.body(of: UnsafeRawBufferPointer(start: base + start, count: size)))
+    }
+
+    private func generalMatches(_ key: UnsafeRawBufferPointer) throws -> Bool {
         guard let range = locate(key) else {
             // Short or malformed: decoding says which.
             let components = try TupleKey.decode(Array(key))
@@ -100,19 +134,9 @@ final class KeyFilter {
         }
         let component = UnsafeRawBufferPointer(rebasing: key[range])
         let tag = component[0]
-        if let (lower, upper) = fixedRange, tag < 0x80, component.count <= 9, Self.fixedSize(ofTag: tag) == component.count {
-            // Same tag means same size: (tag, body) order is byte order.
+        if fixedBounds, tag < 0x80, component.count <= 9, Self.fixedSize(ofTag: tag) == component.count {
             if tag == 0x05 { return false }  // null never meets a range
-            let body = Self.body(of: component)
-            if let lower {
-                let relation = Self.order(tag, body, lower)
-                if relation < 0 || (relation == 0 && !lower.inclusive) { return false }
-            }
-            if let upper {
-                let relation = Self.order(tag, body, upper)
-                if relation > 0 || (relation == 0 && !upper.inclusive) { return false }
-            }
-            return true
+            return withinFixedBounds(tag, Self.body(of: component))
         }
         if tag >= 0x80 {
             // A descending component: compare decoded values.

@@ -199,14 +199,19 @@ extension PersistentStore {
                     let keys = keys, entityCode = info.code, rootCode = info.rootCode
                     let descendantCodes = includesSubentities ? info.descendantCodes : []
                     var matched = result.count, skipped = 0
-                    defer { examined += skipped }
+                    // Conditions the key answers, checked by the scan itself: an entry one of
+                    // them rejects is skipped without its row being read (another branch of a
+                    // union may still find the row).
+                    let filterSet = keyFilters.isEmpty ? nil : KeyFilterSet(keyFilters, onProgress: onProgress)
+                    filterSet?.examined = examined
+                    defer { examined += skipped + (filterSet?.rejected ?? 0) }
                     // For an ordered walk: the sort column's encoded bytes in the last match.
                     var lastSortKey: [UInt8]?
                     for range in ranges {
-                        try indexTree.forEachUnsafe(in: range, reverse: reverse) { key, value in
+                        try indexTree.forEachUnsafe(in: range, reverse: reverse, filter: filterSet) { key, value in
                             if let ordering, matched >= ordering.count {
                                 // Past the limit: stop at the first entry whose sort value differs.
-                                if TupleKey.componentRange(in: key, at: ordering.position).map({ Array(key[$0]) }) != lastSortKey { return false }
+                                if KeyFilterSet.sortValue(of: key, at: ordering.position, differsFrom: lastSortKey) { return false }
                             } else if let limit, matched >= limit {
                                 return false
                             }
@@ -215,14 +220,6 @@ extension PersistentStore {
                             }
                             // The entity's own code first: a set lookup only for sub-entities.
                             guard code == entityCode || descendantCodes.contains(code) else { return true }
-                            // Conditions the key answers: skip the row read when one fails
-                            // (another branch of a union may still find the row).
-                            for filter in keyFilters where try !filter.matches(key) {
-                                skipped += 1
-                                // Progress (and cancellation) also while entries are only skipped.
-                                if skipped % 1024 == 0, let onProgress { try onProgress(examined + skipped) }
-                                return true
-                            }
                             // The primary key ends the entry; found by walking its components,
                             // so only for entries the filters kept.
                             guard let pkStart = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: pkStart) else {
@@ -249,8 +246,13 @@ extension PersistentStore {
                                 matched += 1
                                 if let ordering {
                                     lastSortKey = TupleKey.componentRange(in: key, at: ordering.position).map { Array(key[$0]) }
+                                    // Past the limit: the walk must see the first entry with a new sort value, to stop there.
+                                    if matched >= ordering.count { filterSet?.boundary = (ordering.position, lastSortKey) }
+                                } else if let limit, matched >= limit {
+                                    return false
                                 }
                             }
+                            filterSet?.examined = examined + skipped
                             return true
                         }
                     }
