@@ -18,6 +18,10 @@ final class Page: @unchecked Sendable {
     let count: Int
     /// Whether leaf cells have the compact layout (type 6) rather than a flag byte (type 3).
     let compactCells: Bool
+    /// For a branch page: each separator's search prefix (`Page.searchPrefix`), built once
+    /// when the page is loaded, before it is shared (see `Page+SearchPrefixes.swift`). nil for
+    /// leaves and overflow pages.
+    private(set) var separatorPrefixes: UnsafeMutableBufferPointer<UInt64>?
 
     private init(id: PageID, bytes: UnsafeMutableRawBufferPointer) {
         self.id = id
@@ -30,7 +34,13 @@ final class Page: @unchecked Sendable {
         self.count = Int(raw.u16(PageHeader.count))
     }
 
-    deinit { bytes.deallocate() }
+    /// Adopts the prefixes `buildSeparatorPrefixes` made (once, before the page is shared).
+    func setSeparatorPrefixes(_ prefixes: UnsafeMutableBufferPointer<UInt64>) { separatorPrefixes = prefixes }
+
+    deinit {
+        bytes.deallocate()
+        separatorPrefixes?.deallocate()
+    }
 
     var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(bytes) }
     var size: Int { bytes.count }
@@ -172,6 +182,7 @@ final class Page: @unchecked Sendable {
 
     /// Index of the child of a branch that covers `key`: the number of separators <= key.
     func childIndex(for key: UnsafeRawBufferPointer) -> Int {
+        if let separatorPrefixes { return childIndex(for: key, prefixes: separatorPrefixes) }
         var low = 0, high = count
         while low < high {
             let mid = (low + high) >> 1
@@ -191,7 +202,9 @@ final class Page: @unchecked Sendable {
     static func copy(id: PageID, image: UnsafeRawBufferPointer) -> Page {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
         buffer.copyMemory(from: image)
-        return Page(id: id, bytes: buffer)
+        let page = Page(id: id, bytes: buffer)
+        page.buildSeparatorPrefixes()
+        return page
     }
 
     /// Copies `image` (a whole page as on disk, or a decompressed logical leaf) and validates it.
@@ -223,6 +236,7 @@ final class Page: @unchecked Sendable {
         // From here the page owns the buffer (its deinit frees it, also when invalid).
         let page = Page(id: id, bytes: buffer)
         try page.validateLayout()
+        page.buildSeparatorPrefixes()
         return page
     }
 

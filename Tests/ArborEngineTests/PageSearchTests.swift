@@ -53,6 +53,8 @@ struct PageSearchTests {
                 try Page.validated(id: PageID(start / pageSize), image: $0, verifyChecksum: true)
             }
             guard page.count > 0 else { continue }
+            // Branch searches go through the separator prefixes built at load.
+            #expect((page.separatorPrefixes != nil) == (page.type == .branch))
             searchedPages += 1
             let pageKeys = (0..<page.count).map { page.key($0) }
             var targets: [[UInt8]] = [[], [0x00], Array(repeating: 0xFF, count: 12)]
@@ -74,5 +76,24 @@ struct PageSearchTests {
             }
         }
         #expect(searchedPages > 40)
+    }
+
+    /// Where two keys' search prefixes differ, they order as the keys do; where they are equal,
+    /// the keys' first eight bytes agree. Short keys, zero bytes and 0xFF bytes are where a
+    /// padded prefix could mislead.
+    @Test("search prefixes order as the keys they start")
+    func searchPrefixesOrderAsKeys() {
+        var random = SplitMix64(seed: 77)
+        func key() -> [UInt8] {
+            (0..<Int(random.next() % 11)).map { _ in [0x00, 0x01, 0x7F, 0x80, 0xFF, UInt8(truncatingIfNeeded: random.next())][Int(random.next() % 6)] }
+        }
+        for _ in 0..<20_000 {
+            let a = key(), b = key()
+            let (pa, pb) = a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in (Page.searchPrefix(pa), Page.searchPrefix(pb)) } }
+            let order = compareBytes(a, b)
+            if pa < pb { #expect(order < 0, "\(a) \(b)") }
+            if pa > pb { #expect(order > 0, "\(a) \(b)") }
+            if pa == pb { #expect((a + [UInt8](repeating: 0, count: 8)).prefix(8) == (b + [UInt8](repeating: 0, count: 8)).prefix(8), "\(a) \(b)") }
+        }
     }
 }

@@ -1,0 +1,57 @@
+/// Search prefixes of branch pages.
+///
+/// Every lookup binary-searches the branch pages on its way down, and the upper branches are
+/// searched by nearly every lookup of their tree. Each step of that search would locate a
+/// separator in the page and compare its bytes with the key. Instead, when a branch page is
+/// loaded, the first eight bytes of each separator are read once into an array of big-endian
+/// numbers (zero-padded when shorter); a search step then compares two integers, and reads
+/// the separator's bytes only when the prefixes are equal.
+///
+/// Why it is exact: keys compare as byte strings (memcmp, a prefix first). When the padded
+/// prefixes of `a` and `b` differ, they differ first at some byte `i < 8`. If both keys have
+/// byte `i`, it decides; if `a` ends before `i`, `a` is a proper prefix of `b` (their bytes
+/// agree up to `a`'s end) and so smaller, and `a`'s padding byte 0 is below `b`'s byte, which
+/// is the same verdict. So prefix order, where prefixes differ, is key order.
+///
+/// Tuple keys of format 2 encode most integers in under eight bytes, so row keys and
+/// foreign-key entries are usually decided by their prefix alone.
+extension Page {
+    /// The first eight bytes of `key` as a big-endian number, zero-padded.
+    @inline(__always)
+    static func searchPrefix(_ key: UnsafeRawBufferPointer) -> UInt64 {
+        guard let base = key.baseAddress else { return 0 }
+        if key.count >= 8 { return UInt64(bigEndian: base.loadUnaligned(as: UInt64.self)) }
+        var value: UInt64 = 0
+        for offset in 0..<key.count {
+            value |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << UInt64(56 - 8 * offset)
+        }
+        return value
+    }
+
+    /// Fills `separatorPrefixes` for a branch page whose layout has been validated (or that this
+    /// process wrote itself). Called once, before the page is shared.
+    /// - Complexity: O(count); about a page's cells parsed once, which is small next to the
+    ///   checksum and layout check every loaded page already costs.
+    func buildSeparatorPrefixes() {
+        guard type == .branch, level > 0, count > 0, separatorPrefixes == nil else { return }
+        let prefixes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: count)
+        for index in 0..<count {
+            prefixes.initializeElement(at: index, to: withKey(index) { Self.searchPrefix($0) })
+        }
+        setSeparatorPrefixes(prefixes)
+    }
+
+    /// `childIndex(for:)` over the separator prefixes: the first separator greater than `key`.
+    @inline(__always)
+    func childIndex(for key: UnsafeRawBufferPointer, prefixes: UnsafeMutableBufferPointer<UInt64>) -> Int {
+        let target = Self.searchPrefix(key)
+        var low = 0, high = count
+        while low < high {
+            let mid = (low + high) >> 1
+            let prefix = prefixes[mid]
+            let notAbove = prefix != target ? prefix < target : withKey(mid, { compareBytes($0, key) }) <= 0
+            if notAbove { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}
