@@ -266,7 +266,12 @@ final class Page: @unchecked Sendable {
         }
         let raw = self.raw
         let compactLeaf = isLeaf && compactCells
-        for index in 0..<count {
+        // A compact leaf's cells are first checked in their common form (one-byte key length
+        // and value header, an inline value) by a tight loop: every page read from the file
+        // passes here, and this is most of the cost of a page-cache miss. The general loop
+        // below takes over at the first cell of another form, or to report what is wrong.
+        let checked = compactLeaf ? commonCompactCells(slotsEnd: slotsEnd) : 0
+        for index in checked..<count {
             let offset = cellOffset(index)
             guard offset >= slotsEnd, offset < size else {
                 throw ArborError.corruptPage(page: id, detail: "cell \(index) offset \(offset) outside the cell area")
@@ -357,6 +362,28 @@ final class Page: @unchecked Sendable {
                 throw ArborError.corruptPage(page: id, detail: "cell \(index) runs past the end of the page")
             }
         }
+    }
+}
+
+extension Page {
+    /// The number of leading cells (in slot order) of this compact leaf that are in the common
+    /// form and lie inside the cell area: offset at or past `slotsEnd`, key length 1 ..< 128,
+    /// an even (inline) value header below 128, and key and value ending inside the page.
+    /// Wrapping arithmetic is exact here: every operand is below 2^17.
+    fileprivate func commonCompactCells(slotsEnd: Int) -> Int {
+        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
+        let size = self.size
+        var index = 0
+        while index < count {
+            let offset = Int(base.loadUnaligned(fromByteOffset: PageHeader.size &+ 2 &* index, as: UInt16.self).littleEndian)
+            guard offset >= slotsEnd, offset &+ 1 < size else { break }
+            let keyLength = Int(base.load(fromByteOffset: offset, as: UInt8.self))
+            let header = Int(base.load(fromByteOffset: offset &+ 1, as: UInt8.self))
+            guard (keyLength | header) < 0x80, header & 1 == 0, keyLength > 0,
+                  offset &+ 2 &+ keyLength &+ (header &>> 1) <= size else { break }
+            index &+= 1
+        }
+        return index
     }
 }
 
