@@ -48,6 +48,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var mergePolicy: MergePolicy = .error
 
     let queue: DispatchQueue
+    /// The weak reference to this context that its objects share.
+    let link = ContextLink()
     private let queueToken = DispatchSpecificKey<ObjectIdentifier>()
     var registered: [ObjectID: IdentityEntry] = [:]
     /// The identity map's size that triggers the next sweep of emptied entries: twice what
@@ -104,6 +106,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case .privateQueue: queue = DispatchQueue(label: "arbor.context")
         }
         if concurrencyType == .privateQueue { queue.setSpecific(key: queueToken, value: ObjectIdentifier(self)) }
+        link.context = self
     }
 
     deinit {

@@ -7,6 +7,12 @@ public struct ObjectConstruction {
     let context: ManagedObjectContext
 }
 
+/// A context's weak reference to itself, which its objects share (see
+/// `ManagedObject.managedObjectContext`).
+final class ContextLink {
+    weak var context: ManagedObjectContext?
+}
+
 /// An object of the graph, owned by one context (Core Data's `NSManagedObject`).
 ///
 /// Subclass it per entity and declare properties with `@Attribute` and `@Relationship`:
@@ -25,7 +31,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until the first save, permanent afterwards.
     public internal(set) var objectID: ObjectID
     /// The owning context (nil once the object is deleted and saved, or its context is gone).
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    public internal(set) var managedObjectContext: ManagedObjectContext? {
+        get { contextLink?.context }
+        set { contextLink = newValue?.link }
+    }
+    /// The context's one weak reference to itself, shared by all its objects: storing a weak
+    /// reference in every object cost about 200 instructions an object to create.
+    private var contextLink: ContextLink?
     let info: EntityInfo
 
     // State, read and written only on the context's queue.
@@ -48,7 +60,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The initializer the framework calls; subclasses inherit it.
     public required init(_ construction: ObjectConstruction) {
         objectID = construction.id
-        managedObjectContext = construction.context
+        contextLink = construction.context.link
         info = construction.id.info
     }
 
@@ -63,7 +75,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     deinit {
         if let retention = cacheRetention { retention.cache.release(retention.key) }
-        managedObjectContext?.forget(self)
+        contextLink?.context?.forget(self)
     }
 
     // MARK: State
