@@ -180,9 +180,8 @@ public final class Cursor {
     func scan(in range: KeyRange, reverse: Bool, filter: (any ScanKeyFilter)? = nil,
               _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard try reverse ? seekLast(in: range) : seekFirst(in: range) else { return }
-        // Tested once: binding the optional per entry would retain and release the filter
-        // each time, which costs about as much as most filters.
-        let filtered = filter != nil
+        // The filter is called by optional chaining: binding it (`if let`) per entry would
+        // retain and release it each time, which costs about as much as most filters.
         while let top = stack.last, isPositioned {
             let ref = top.ref
             let edge = reverse ? 0 : ref.count - 1
@@ -201,7 +200,7 @@ public final class Cursor {
                     while index != end {
                         let (key, inline) = page.leafEntry(index)
                         let keepGoing: Bool
-                        if filtered, try !filter.unsafelyUnwrapped.admits(key) {
+                        if try filter?.admits(key) == false {
                             keepGoing = true
                         } else if let inline {
                             keepGoing = try body(key, inline)
@@ -217,7 +216,7 @@ public final class Cursor {
             case .node(let node):
                 while index != end {
                     let keepGoing = try node.keys.withBytes(index) { key in
-                        if filtered, try !filter.unsafelyUnwrapped.admits(key) { return true }
+                        if try filter?.admits(key) == false { return true }
                         if let result = try node.values.withInline(index, { try body(key, $0) }) { return result }
                         return try transaction.resolve(node.values[index]).withUnsafeBytes { try body(key, $0) }
                     }
