@@ -195,24 +195,21 @@ public final class Cursor {
             let end = boundInside ? Self.boundEdge(ref, from: index, in: range, reverse: reverse) : (reverse ? -1 : ref.count)
             switch ref {
             case .page(let page):
-                // The page stays alive on the path (`stack`) while its entries are read in place.
-                let finished = try withExtendedLifetime(page) { () -> Bool in
-                    while index != end {
-                        let (key, inline) = page.leafEntry(index)
-                        let keepGoing: Bool
-                        if try filter?.admits(key) == false {
-                            keepGoing = true
-                        } else if let inline {
-                            keepGoing = try body(key, inline)
-                        } else {
-                            keepGoing = try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
-                        }
-                        guard keepGoing else { return false }
-                        index += step
+                // The entries are read in place: the page stays alive on the path (`stack`),
+                // which nothing changes during the loop.
+                while index != end {
+                    let (key, inline) = page.leafEntry(index)
+                    let keepGoing: Bool
+                    if try filter?.admits(key) == false {
+                        keepGoing = true
+                    } else if let inline {
+                        keepGoing = try body(key, inline)
+                    } else {
+                        keepGoing = try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
                     }
-                    return true
+                    guard keepGoing else { return }
+                    index += step
                 }
-                guard finished else { return }
             case .node(let node):
                 while index != end {
                     let keepGoing = try node.keys.withBytes(index) { key in
