@@ -233,25 +233,50 @@ public class Transaction {
     /// leaf, and a cursor (which keeps the path to step there) finds it.
     func withFirstEntry(_ box: TreeBox, in range: KeyRange,
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool? {
-        func throughCursor() throws -> Bool? {
-            var result: Bool?
-            try Cursor(transaction: self, box: box).scan(in: range, reverse: false) { key, value in
-                result = try body(key, value)
-                return false
+        guard box.info.root != 0 else { return nil }
+        guard let lower = range.lower else { return try firstEntryThroughCursor(box, in: range, body) }
+        return try lower.key.withUnsafeBytes { lowerBytes in
+            guard let upper = range.upper else {
+                return try withFirstEntry(box, from: lowerBytes, inclusive: lower.inclusive, to: nil, inclusive: false, body)
             }
-            return result
+            return try upper.key.withUnsafeBytes { upperBytes in
+                try withFirstEntry(box, from: lowerBytes, inclusive: lower.inclusive, to: upperBytes, inclusive: upper.inclusive, body)
+            }
         }
+    }
+
+    /// `withFirstEntry(_:in:_:)` for a range given by byte bounds in place (`upper` nil: no
+    /// upper bound): one descent to the leaf where `lower` falls; the cursor scan only when the
+    /// range starts past that leaf's last key.
+    func withFirstEntry(_ box: TreeBox, from lower: UnsafeRawBufferPointer, inclusive lowerInclusive: Bool,
+                        to upper: UnsafeRawBufferPointer?, inclusive upperInclusive: Bool,
+                        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool? {
         let info = box.info
         guard info.root != 0 else { return nil }
-        guard let lower = range.lower else { return try throughCursor() }
-        return try lower.key.withUnsafeBytes { bound -> Bool? in
-            let leaf = try leaf(covering: bound, in: info)
-            var index = leaf.lowerBound(bound)
-            if index < leaf.count, !lower.inclusive, leaf.withKey(index, { compareBytes($0, bound) == 0 }) { index += 1 }
-            guard index < leaf.count else { return try throughCursor() }
-            guard leaf.withKey(index, { range.isBelowUpper($0) }) else { return nil }
-            return try withEntry(leaf, index, body)
+        let leaf = try leaf(covering: lower, in: info)
+        var index = leaf.lowerBound(lower)
+        if index < leaf.count, !lowerInclusive, leaf.withKey(index, { compareBytes($0, lower) == 0 }) { index += 1 }
+        guard index < leaf.count else {
+            let range = KeyRange(lower: .init(Array(lower), inclusive: lowerInclusive), upper: upper.map { .init(Array($0), inclusive: upperInclusive) })
+            return try firstEntryThroughCursor(box, in: range, body)
         }
+        if let upper {
+            let order = leaf.withKey(index) { compareBytes($0, upper) }
+            guard order < 0 || (order == 0 && upperInclusive) else { return nil }
+        }
+        return try withEntry(leaf, index, body)
+    }
+
+    /// The first entry of `range` through a cursor scan, which keeps the path to step into the
+    /// next leaf.
+    private func firstEntryThroughCursor(_ box: TreeBox, in range: KeyRange,
+                                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool? {
+        var result: Bool?
+        try Cursor(transaction: self, box: box).scan(in: range, reverse: false) { key, value in
+            result = try body(key, value)
+            return false
+        }
+        return result
     }
 
     /// The leaf and index holding exactly `key`, or nil.

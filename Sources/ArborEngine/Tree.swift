@@ -92,6 +92,17 @@ public struct Tree {
         return try transaction.withFirstEntry(box, in: range, body)
     }
 
+    /// `withFirstEntry(in:_:)` for a range given by byte bounds in place (`upper` nil: no upper
+    /// bound): for a probe that composes its bounds per call in a reused buffer, without a
+    /// `KeyRange` and its arrays.
+    /// - Complexity: O(log n) page visits.
+    public func withFirstEntry(from lower: UnsafeRawBufferPointer, inclusive lowerInclusive: Bool,
+                               to upper: UnsafeRawBufferPointer?, inclusive upperInclusive: Bool,
+                               _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws -> Bool? {
+        try transaction.ensureOpen()
+        return try transaction.withFirstEntry(box, from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, body)
+    }
+
     /// All entries in `range`, in order.
     public func entries(in range: KeyRange = .all, limit: Int = .max) throws -> [(key: [UInt8], value: [UInt8])] {
         var result: [(key: [UInt8], value: [UInt8])] = []

@@ -2,10 +2,11 @@ import ArborEngine
 import ArborEngineTestSupport
 import Testing
 
-/// `Tree.withFirstEntry(in:)` (one descent, no cursor) must find exactly the first entry a
-/// cursor scan of the same range finds: bounds inclusive or not, absent, inside a leaf, past a
-/// leaf's last key (the range then starts in the next leaf), past every key; values inline or in
-/// overflow chains; in a read transaction and in a write transaction with unsaved changes.
+/// `Tree.withFirstEntry(in:)` and `withFirstEntry(from:inclusive:to:inclusive:)` (one descent,
+/// no cursor) must find exactly the first entry a cursor scan of the same range finds: bounds
+/// inclusive or not, absent, inside a leaf, past a leaf's last key (the range then starts in
+/// the next leaf), past every key; values inline or in overflow chains; in a read transaction
+/// and in a write transaction with unsaved changes.
 @Suite("First entry of a range without a cursor")
 struct FirstEntryTests {
     static func key(_ owner: Int, _ order: Int) -> [UInt8] { TupleKey.encode([.int64(Int64(owner)), .int64(Int64(order))]) }
@@ -28,6 +29,20 @@ struct FirstEntryTests {
             }
             #expect(seen?.key == expected?.key && seen?.value == expected?.value, "range \(range)")
             #expect(verdict == expected.map { $0.value.count > 10 }, "range \(range)")
+            // The same range given as byte bounds in place.
+            if let lower = range.lower {
+                var seenInPlace: [UInt8]?
+                let inPlace = try lower.key.withUnsafeBytes { lowerBytes in
+                    try (range.upper?.key ?? []).withUnsafeBytes { upperBytes in
+                        try tree.withFirstEntry(from: lowerBytes, inclusive: lower.inclusive,
+                                                to: range.upper == nil ? nil : upperBytes, inclusive: range.upper?.inclusive ?? false) { key, value in
+                            seenInPlace = Array(key)
+                            return value.count > 10
+                        }
+                    }
+                }
+                #expect(seenInPlace == expected?.key && inPlace == verdict, "range \(range) in place")
+            }
         }
     }
 

@@ -38,6 +38,31 @@ final class MemberProbePlan {
         residual = QueryPlanner.residual(parts, stated, answeredBy: index, info: destination)
     }
 
+    /// Bytes of the current probe's bounds, rebuilt for each candidate in place so that a
+    /// probe allocates nothing. Unchecked: a plan serves one fetch on one thread, and a checked
+    /// access costs about as much as the allocation it saves.
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
+
+    /// Calls `body` with the bounds of `tail` within the entries of the owner `owner` (encoded
+    /// with `keys`), when `tail` has both bounds; nil otherwise (see `range(_:owner:)`).
+    func withBounds<R>(_ tail: KeyRange, owner: Int64, keys: IndexKeys,
+                       _ body: (_ lower: UnsafeRawBufferPointer, _ upper: UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+        guard let lower = tail.lower, let upper = tail.upper else { return nil }
+        var bytes: [UInt8] = []
+        swap(&bytes, &scratch)
+        defer { swap(&bytes, &scratch) }
+        bytes.removeAll(keepingCapacity: true)
+        TupleKey.append(keys.integer(owner), descending: false, to: &bytes)
+        let ownerEnd = bytes.count
+        bytes.append(contentsOf: lower.key)
+        let lowerEnd = bytes.count
+        for offset in 0..<ownerEnd { bytes.append(bytes[offset]) }
+        bytes.append(contentsOf: upper.key)
+        return try bytes.withUnsafeBytes { all in
+            try body(UnsafeRawBufferPointer(rebasing: all[..<lowerEnd]), UnsafeRawBufferPointer(rebasing: all[lowerEnd...]))
+        }
+    }
+
     /// `tail` within the entries of the owner whose component encodes as `owner`.
     static func range(_ tail: KeyRange, owner: [UInt8]) -> KeyRange {
         let lower = KeyRange.Bound(owner + (tail.lower?.key ?? []), inclusive: tail.lower?.inclusive ?? true)
@@ -124,22 +149,27 @@ extension RowSubject {
     /// Whether an entry of the plan's index under this subject's key passes the plan's ranges
     /// and key filters and its row meets the residual predicate. O(log n + entries visited).
     func probeExists(_ plan: MemberProbePlan, evaluator: inout PredicateEvaluator) throws -> Bool {
-        let owner = store.keys.ownerPrefix(subjectID.primaryKey)
         let entries = try tx.tree(plan.index.tree)
         if plan.keyFilters.isEmpty && plan.residual == nil {
             // The ranges answer the conditions exactly (a (stop, departureTime) index for a
             // departure window): any entry in them is the answer, found in one descent each.
-            for tail in plan.tailRanges {
-                let found = try entries.withFirstEntry(in: MemberProbePlan.range(tail, owner: owner)) { _, value in
-                    guard let code = store.keys.entryCode(from: value, root: plan.destination.rootCode), store.model.infosByCode[code] != nil else {
-                        throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
-                    }
-                    return true
+            func isEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+                guard let code = store.keys.entryCode(from: value, root: plan.destination.rootCode), store.model.infosByCode[code] != nil else {
+                    throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
+                return true
+            }
+            for tail in plan.tailRanges {
+                // Bounds composed in the plan's buffer (a window has both); else as a range.
+                let found = try plan.withBounds(tail, owner: subjectID.primaryKey, keys: store.keys) { lower, upper in
+                    try entries.withFirstEntry(from: lower, inclusive: tail.lower?.inclusive ?? true,
+                                               to: upper, inclusive: tail.upper?.inclusive ?? true, isEntry)
+                } ?? entries.withFirstEntry(in: MemberProbePlan.range(tail, owner: store.keys.ownerPrefix(subjectID.primaryKey)), isEntry)
                 if found == true { return true }
             }
             return false
         }
+        let owner = store.keys.ownerPrefix(subjectID.primaryKey)
         let rows = try tx.tree(plan.destination.rowTree).makeCursor()
         var read = 0
         defer { store.rowCache.noteRowsRead(read) }
