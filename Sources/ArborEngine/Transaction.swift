@@ -178,6 +178,48 @@ public class Transaction {
         return .page(page)
     }
 
+    /// The node at `id` if it is in memory (this transaction's recent pages or the page cache),
+    /// else nil: nothing is read from the file. A write transaction sees everything it would
+    /// read as in memory (see `WriteTransaction`).
+    /// - Throws: `corruptPage` when the page is not a node at `level`.
+    func nodeInMemory(_ id: PageID, level: Int) throws -> NodeRef? {
+        let slotIndex = Int(id % UInt32(Self.recentPageSlots))
+        let page: Page
+        if let slot = recentPages.map({ $0 + slotIndex }), let recent = slot.pointee, recent.id == id {
+            page = recent
+        } else {
+            guard id >= 2, id < meta.pageCount else {
+                throw ArborError.pageOutOfRange(page: id, pageCount: meta.pageCount, referencedFrom: "a tree pointer")
+            }
+            guard let cached = database.cache.page(id) else { return nil }
+            page = cached
+        }
+        guard page.type == (level == 0 ? .leaf : .branch), page.level == level else {
+            throw ArborError.corruptPage(page: id, detail: "expected a \(level == 0 ? "leaf" : "branch") at level \(level), found \(page.type) at level \(page.level)")
+        }
+        return .page(page)
+    }
+
+    /// `body` over the value stored under `key` in the tree of `box` where it lies, if every
+    /// page on the way is in memory (`nodeInMemory`): `.notInMemory` when one is not (nothing
+    /// is read from the file), `.absent` when the key is not in the tree.
+    func withValueInMemory<R>(_ box: TreeBox, _ key: UnsafeRawBufferPointer,
+                              _ body: (UnsafeRawBufferPointer) throws -> R) throws -> LookupInMemory<R> {
+        let info = box.info
+        guard info.root != 0 else { return .absent }
+        guard var ref = try nodeInMemory(info.root, level: info.depth - 1) else { return .notInMemory }
+        var level = info.depth - 1
+        // Bounded by the depth, which the catalog check limits.
+        while level > 0 {
+            level -= 1
+            guard let child = try nodeInMemory(ref.child(ref.childIndex(for: key)), level: level) else { return .notInMemory }
+            ref = child
+        }
+        let index = ref.lowerBound(key)
+        guard index < ref.count, ref.withKey(index, { compareBytes($0, key) }) == 0 else { return .absent }
+        return .found(try withEntry(ref, index) { _, value in try body(value) })
+    }
+
     /// An overflow page of a value.
     func overflowPage(_ id: PageID) throws -> Page {
         let page = try database.loadPage(id, pageCount: meta.pageCount, useCache: false)

@@ -103,6 +103,19 @@ public struct Tree {
         return try transaction.withFirstEntry(box, from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, body)
     }
 
+    /// `body` over the value stored under `key` where it lies (valid only during the call),
+    /// if every page on the way is already in memory; `.notInMemory` when one is not, and then
+    /// nothing is read from the file. For reading first what costs no file read: a semi-join
+    /// that needs one member of many meeting a condition tries the members in memory first.
+    /// - Complexity: O(log n), no I/O. Values in overflow chains are read (their pages are
+    ///   not cached).
+    /// - Throws: `corruptPage` for a damaged page in memory.
+    public func withValueInMemory<R>(forKey key: UnsafeRawBufferPointer,
+                                     _ body: (UnsafeRawBufferPointer) throws -> R) throws -> LookupInMemory<R> {
+        try transaction.ensureOpen()
+        return try transaction.withValueInMemory(box, key, body)
+    }
+
     /// All entries in `range`, in order.
     public func entries(in range: KeyRange = .all, limit: Int = .max) throws -> [(key: [UInt8], value: [UInt8])] {
         var result: [(key: [UInt8], value: [UInt8])] = []
@@ -119,6 +132,16 @@ public struct Tree {
         let cursor = try makeCursor()
         return try cursor.countForward(in: range)
     }
+}
+
+/// What `Tree.withValueInMemory(forKey:_:)` found.
+public enum LookupInMemory<R> {
+    /// The key's value, passed through the body.
+    case found(R)
+    /// The key is not in the tree.
+    case absent
+    /// A page on the way is not in memory: nothing was read.
+    case notInMemory
 }
 
 /// A test a scan applies to each entry's key before calling its body (see

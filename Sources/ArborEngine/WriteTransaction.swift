@@ -166,6 +166,11 @@ public final class WriteTransaction: Transaction {
         return try super.node(id, level: level)
     }
 
+    /// A writer reads its own changes and spilled pages as `node` does: all count as in memory.
+    override func nodeInMemory(_ id: PageID, level: Int) throws -> NodeRef? {
+        try node(id, level: level)
+    }
+
     override func overflowPage(_ id: PageID) throws -> Page {
         guard writtenEarly.contains(id) else { return try super.overflowPage(id) }
         let page = try database.readPageFromDisk(id)

@@ -1,4 +1,5 @@
 import Arbor
+import ArborEngineTestSupport
 import ArborTestSupport
 import Foundation
 import Testing
@@ -67,5 +68,26 @@ struct SemiJoinTests {
         let none = try run(stack, from: 21600 + 400 * 60, to: 21600 + 420 * 60)
         #expect(none.names.isEmpty)
         #expect(none.rowsRead == 10 + 3000)  // every member read: why the compound index helps
+    }
+
+    /// Members whose rows are in memory are tried first and the others read only when none of
+    /// those meets the condition: the answer must not depend on what the page cache holds. A
+    /// cache of four pages holds almost none of the members; a large one, all of them.
+    @Test("with only the foreign-key index the answer does not depend on the pages in memory", arguments: [4 * 4096, 64 << 20])
+    func answerIndependentOfCache(cacheBytes: Int) throws {
+        var entities = Fixtures.transitEntities()
+        entities[1].indexes = []
+        let stack = try TestStack(model: try ManagedObjectModel(entities: entities), cacheBytes: cacheBytes)
+        try Self.seed(stack)
+        var random = SplitMix64(seed: UInt64(cacheBytes))
+        for _ in 0..<40 {
+            // Stop n departs at 06:00 + m minutes + n seconds, m in 0..<300.
+            let from = 21600 + Double(random.next() % 320) * 60 - 30 + Double(random.next() % 20)
+            let to = from + Double(random.next() % 3) * 10
+            let expected = (0..<10).filter { number in
+                (0..<300).contains { minute in (from...to).contains(Double(21600 + minute * 60 + number)) }
+            }.map(Int64.init)
+            #expect(try run(stack, from: from, to: to).names == expected, "window \(from)...\(to)")
+        }
     }
 }

@@ -12,13 +12,15 @@ final class TestStack {
     var store: PersistentStore
     var url: URL { directory.file("store.arbor") }
 
-    /// A stack over a new file; `keyFormat` 1 makes the file older versions wrote.
-    init(model: ManagedObjectModel? = nil, keyFormat: UInt8? = nil) throws {
+    /// A stack over a new file; `keyFormat` 1 makes the file older versions wrote;
+    /// `cacheBytes` sizes the store's page cache.
+    init(model: ManagedObjectModel? = nil, keyFormat: UInt8? = nil, cacheBytes: Int? = nil) throws {
         let model = try model ?? Fixtures.fullModel()
         self.model = model
         coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         var options = PersistentStore.Options()
         if let keyFormat { options.keyFormat = keyFormat }
+        if let cacheBytes { options.cacheBytes = cacheBytes }
         store = try coordinator.addPersistentStore(at: directory.file("store.arbor"), options: options)
     }
 

@@ -105,17 +105,30 @@ extension RowSubject {
         guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName),
               let inverse = destination.relationship(named: relationship.description.inverse),
               let foreignKeys = inverse.foreignKeyTree else { return nil }
-        // Members come in key order: one cursor reads them, each descent sharing the upper
-        // levels of the one before.
-        let rows = try tx.tree(destination.rowTree).makeCursor()
+        let rowTree = try tx.tree(destination.rowTree)
         var found = false
         // Counted once (the statistics take a lock).
         var read = 0
         defer { store.rowCache.noteRowsRead(read) }
+        /// Whether the member with row `bytes` meets the condition: the filter on the bytes, or
+        /// the whole predicate on the decoded row when the filter cannot tell.
+        func meets(_ verdict: Bool?, _ member: Int64, code: UInt16) throws -> Bool {
+            read += 1
+            if let verdict { return verdict }
+            let id = try store.objectID(code: code, key: member, location: foreignKeys)
+            guard let row = try store.readRow(tx, id) else { return false }
+            let subject = RowSubject(subjectID: id, entity: store.model.infosByCode[row.entityCode] ?? id.info, row: row, store: store, tx: tx)
+            return try evaluator.evaluate(predicate, subject)
+        }
         let owner = store.keys.ownerPrefix(subjectID.primaryKey)
         // Every entry in the range starts with the owner's component: the walk to the member's
         // key (the last component) starts after it.
         let ownerLength = owner.count
+        // One member meeting the condition is the answer, whichever it is: members whose rows
+        // are in memory go first, and the others (each a file read) only if none of those
+        // meets it. Members of one owner are scattered over the table, so most of them are
+        // usually not in memory.
+        var elsewhere: [(member: Int64, code: UInt16)] = []
         try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(owner)) { key, value in
             guard let start = TupleKey.lastComponentStart(in: key, from: ownerLength), let member = IndexKeys.integer(in: key, at: start),
                   let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
@@ -123,21 +136,27 @@ extension RowSubject {
             }
             // The destination's own code needs no lookup (the common case); another must be in the model.
             if code != destination.code { _ = try store.objectID(code: code, key: member, location: foreignKeys) }
-            // A missing row is skipped, as reading the members one by one does.
-            // The filter reads the row where it lies in its page (no copy).
-            guard let verdict = try store.withRow(rows, member, endingEntry: key, at: start, { try filter.matches($0) }) else { return true }
-            read += 1
-            if let passes = verdict {
-                found = passes
-            } else {
-                let id = try store.objectID(code: code, key: member, location: foreignKeys)
-                guard let row = try store.readRow(tx, id) else { return true }
-                let subject = RowSubject(subjectID: id, entity: store.model.infosByCode[row.entityCode] ?? id.info, row: row, store: store, tx: tx)
-                found = try evaluator.evaluate(predicate, subject)
+            // The member's row key ends the entry (one store, one key format). The filter reads
+            // the row where it lies in its page (no copy).
+            let lookup = try rowTree.withValueInMemory(forKey: UnsafeRawBufferPointer(rebasing: key[start...])) { try filter.matches($0) }
+            switch lookup {
+            case .found(let verdict): found = try meets(verdict, member, code: code)
+            // Not found under the entry's own bytes: looked up again below by the row key
+            // encoded as the row tree encodes it (and skipped if missing, as reading the
+            // members one by one does).
+            case .notInMemory, .absent: elsewhere.append((member, code))
             }
             return !found
         }
-        return found
+        guard !found, !elsewhere.isEmpty else { return found }
+        // In key order through one cursor: each descent shares the upper levels of the one before.
+        let rows = try rowTree.makeCursor()
+        for (member, code) in elsewhere {
+            let key = store.keys.rowKey(member)
+            guard let verdict = try key.withUnsafeBytes({ try rows.withValue(forKey: $0) { try filter.matches($0) } }) else { continue }
+            if try meets(verdict, member, code: code) { return true }
+        }
+        return false
     }
 
     /// How to probe `relationship` for members meeting `predicate`, whatever the owner; nil
