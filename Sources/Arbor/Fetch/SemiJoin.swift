@@ -99,7 +99,8 @@ extension RowSubject {
     /// Whether some member passes `filter` (rows it cannot filter are evaluated with
     /// `predicate`), reading members through the foreign-key index until one does; nil when
     /// the relationship has no foreign-key index.
-    /// O(log n) per member read, members in foreign-key order, stopping at the first that passes.
+    /// O(log n) per member read, stopping at the first that passes: members whose rows are in
+    /// memory first (in foreign-key order), then the others.
     func anyMember(_ relationship: EntityInfo.Relationship, passes filter: RowFilter, else predicate: ObjectPredicate,
                    evaluator: inout PredicateEvaluator) throws -> Bool? {
         guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName),
@@ -110,8 +111,9 @@ extension RowSubject {
         // Counted once (the statistics take a lock).
         var read = 0
         defer { store.rowCache.noteRowsRead(read) }
-        /// Whether the member with row `bytes` meets the condition: the filter on the bytes, or
-        /// the whole predicate on the decoded row when the filter cannot tell.
+        /// Whether `member` meets the condition, given the filter's `verdict` on its row's
+        /// bytes: the verdict, or the whole predicate on the decoded row when the filter
+        /// cannot tell (nil).
         func meets(_ verdict: Bool?, _ member: Int64, code: UInt16) throws -> Bool {
             read += 1
             if let verdict { return verdict }
@@ -149,7 +151,7 @@ extension RowSubject {
             return !found
         }
         guard !found, !elsewhere.isEmpty else { return found }
-        // In key order through one cursor: each descent shares the upper levels of the one before.
+        // Through one cursor: each descent shares what upper levels it can with the one before.
         let rows = try rowTree.makeCursor()
         for (member, code) in elsewhere {
             let key = store.keys.rowKey(member)
