@@ -252,13 +252,27 @@ public final class Database: Sendable {
     /// Loads page `id` of a snapshot with `pageCount` pages: from the cache, or from disk with
     /// bounds, checksum and layout validation.
     func loadPage(_ id: PageID, pageCount: UInt32, useCache: Bool = true) throws -> Page {
-        guard id >= 2, id < pageCount else {
-            throw ArborError.pageOutOfRange(page: id, pageCount: pageCount, referencedFrom: "a tree pointer")
-        }
+        try checkTreePointer(id, pageCount: pageCount)
         if useCache, let page = cache.page(id) { return page }
         let page = try readPageFromDisk(id)
         if useCache { cache.insert(page) }
         return page
+    }
+
+    /// The page at `id` if the page cache holds it: nothing is read from the file.
+    /// - Throws: `pageOutOfRange` for an id outside the file of `pageCount` pages.
+    func cachedPage(_ id: PageID, pageCount: UInt32) throws -> Page? {
+        try checkTreePointer(id, pageCount: pageCount)
+        return cache.page(id)
+    }
+
+    /// Checks a page number read from a tree: the meta pages and pages past the end are not
+    /// tree pages.
+    @inline(__always)
+    private func checkTreePointer(_ id: PageID, pageCount: UInt32) throws {
+        guard id >= 2, id < pageCount else {
+            throw ArborError.pageOutOfRange(page: id, pageCount: pageCount, referencedFrom: "a tree pointer")
+        }
     }
 
     func readPageFromDisk(_ id: PageID) throws -> Page {

@@ -28,17 +28,18 @@ extension Page {
         return value
     }
 
-    /// Fills `separatorPrefixes` for a branch page whose layout has been validated (or that this
-    /// process wrote itself). Called once, before the page is shared.
-    /// - Complexity: O(count); about a page's cells parsed once, which is small next to the
-    ///   checksum and layout check every loaded page already costs.
-    func buildSeparatorPrefixes() {
-        guard type == .branch, level > 0, count > 0, separatorPrefixes == nil else { return }
+    /// The separator prefixes of a branch page whose layout has been validated (or that this
+    /// process wrote itself), for `separatorPrefixes`; nil for other pages. Made once, when the
+    /// page is made, before it is shared.
+    /// - Complexity: O(count); a page's cells parsed once, which is small next to the checksum
+    ///   and layout check every loaded page already costs.
+    func makeSeparatorPrefixes() -> UnsafeMutableBufferPointer<UInt64>? {
+        guard type == .branch, level > 0, count > 0 else { return nil }
         let prefixes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: count)
         for index in 0..<count {
             prefixes.initializeElement(at: index, to: withKey(index) { Self.searchPrefix($0) })
         }
-        setSeparatorPrefixes(prefixes)
+        return prefixes
     }
 
     /// `childIndex(for:)` over the separator prefixes: the first separator greater than `key`.

@@ -34,9 +34,6 @@ final class Page: @unchecked Sendable {
         self.count = Int(raw.u16(PageHeader.count))
     }
 
-    /// Adopts the prefixes `buildSeparatorPrefixes` made (once, before the page is shared).
-    func setSeparatorPrefixes(_ prefixes: UnsafeMutableBufferPointer<UInt64>) { separatorPrefixes = prefixes }
-
     deinit {
         bytes.deallocate()
         separatorPrefixes?.deallocate()
@@ -126,8 +123,9 @@ final class Page: @unchecked Sendable {
     /// Calls `body` with the key and inline value of leaf cell `index` (value nil when it
     /// overflows), parsing the cell once.
     @inline(__always) func withLeafEntry<R>(_ index: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        // The page (`self`) stays alive for the whole call.
         let entry = leafEntry(index)
-        return try withExtendedLifetime(self) { try body(entry.key, entry.inline) }
+        return try body(entry.key, entry.inline)
     }
 
     /// The key and inline value of leaf cell `index` (value nil when it overflows), parsing the
@@ -203,7 +201,7 @@ final class Page: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
         buffer.copyMemory(from: image)
         let page = Page(id: id, bytes: buffer)
-        page.buildSeparatorPrefixes()
+        page.separatorPrefixes = page.makeSeparatorPrefixes()
         return page
     }
 
@@ -236,7 +234,7 @@ final class Page: @unchecked Sendable {
         // From here the page owns the buffer (its deinit frees it, also when invalid).
         let page = Page(id: id, bytes: buffer)
         try page.validateLayout()
-        page.buildSeparatorPrefixes()
+        page.separatorPrefixes = page.makeSeparatorPrefixes()
         return page
     }
 

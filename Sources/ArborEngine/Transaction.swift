@@ -160,22 +160,10 @@ public class Transaction {
 
     /// The node at `id`, which must be at `level`.
     func node(_ id: PageID, level: Int) throws -> NodeRef {
-        let page: Page
-        let slotIndex = Int(id % UInt32(Self.recentPageSlots))
-        let slot = recentPages.map { $0 + slotIndex }
-        if let slot, let recent = slot.pointee, recent.id == id {
-            page = recent
-        } else {
-            page = try database.loadPage(id, pageCount: meta.pageCount)
-            if let slot {
-                slot.pointee = page
-                usedPageSlots |= 1 << UInt64(slotIndex)
-            }
-        }
-        guard page.type == (level == 0 ? .leaf : .branch), page.level == level else {
-            throw ArborError.corruptPage(page: id, detail: "expected a \(level == 0 ? "leaf" : "branch") at level \(level), found \(page.type) at level \(page.level)")
-        }
-        return .page(page)
+        if let recent = recentPage(id) { return try checkedNode(recent, level: level) }
+        let page = try database.loadPage(id, pageCount: meta.pageCount)
+        rememberRecent(page)
+        return try checkedNode(page, level: level)
     }
 
     /// The node at `id` if it is in memory (this transaction's recent pages or the page cache),
@@ -183,19 +171,33 @@ public class Transaction {
     /// read as in memory (see `WriteTransaction`).
     /// - Throws: `corruptPage` when the page is not a node at `level`.
     func nodeInMemory(_ id: PageID, level: Int) throws -> NodeRef? {
-        let slotIndex = Int(id % UInt32(Self.recentPageSlots))
-        let page: Page
-        if let slot = recentPages.map({ $0 + slotIndex }), let recent = slot.pointee, recent.id == id {
-            page = recent
-        } else {
-            guard id >= 2, id < meta.pageCount else {
-                throw ArborError.pageOutOfRange(page: id, pageCount: meta.pageCount, referencedFrom: "a tree pointer")
-            }
-            guard let cached = database.cache.page(id) else { return nil }
-            page = cached
-        }
+        if let recent = recentPage(id) { return try checkedNode(recent, level: level) }
+        guard let page = try database.cachedPage(id, pageCount: meta.pageCount) else { return nil }
+        rememberRecent(page)
+        return try checkedNode(page, level: level)
+    }
+
+    /// The page at `id` in this transaction's recent-page slots, if it is there.
+    @inline(__always)
+    private func recentPage(_ id: PageID) -> Page? {
+        guard let recent = recentPages?[Int(id % UInt32(Self.recentPageSlots))], recent.id == id else { return nil }
+        return recent
+    }
+
+    /// Keeps `page` in its recent-page slot (replacing the page there).
+    @inline(__always)
+    private func rememberRecent(_ page: Page) {
+        guard let recentPages else { return }
+        let slotIndex = Int(page.id % UInt32(Self.recentPageSlots))
+        recentPages[slotIndex] = page
+        usedPageSlots |= 1 << UInt64(slotIndex)
+    }
+
+    /// `page` as a node, checked to be a leaf or branch at `level`.
+    @inline(__always)
+    private func checkedNode(_ page: consuming Page, level: Int) throws -> NodeRef {
         guard page.type == (level == 0 ? .leaf : .branch), page.level == level else {
-            throw ArborError.corruptPage(page: id, detail: "expected a \(level == 0 ? "leaf" : "branch") at level \(level), found \(page.type) at level \(page.level)")
+            throw ArborError.corruptPage(page: page.id, detail: "expected a \(level == 0 ? "leaf" : "branch") at level \(level), found \(page.type) at level \(page.level)")
         }
         return .page(page)
     }
@@ -215,8 +217,7 @@ public class Transaction {
             guard let child = try nodeInMemory(ref.child(ref.childIndex(for: key)), level: level) else { return .notInMemory }
             ref = child
         }
-        let index = ref.lowerBound(key)
-        guard index < ref.count, ref.withKey(index, { compareBytes($0, key) }) == 0 else { return .absent }
+        guard let index = Self.index(of: key, in: ref) else { return .absent }
         return .found(try withEntry(ref, index) { _, value in try body(value) })
     }
 
@@ -330,9 +331,15 @@ public class Transaction {
         let info = box.info
         guard info.root != 0 else { return nil }
         let leaf = try leaf(covering: key, in: info)
+        return Self.index(of: key, in: leaf).map { (leaf, $0) }
+    }
+
+    /// The index of exactly `key` in `leaf`, or nil.
+    @inline(__always)
+    static func index(of key: UnsafeRawBufferPointer, in leaf: NodeRef) -> Int? {
         let index = leaf.lowerBound(key)
         guard index < leaf.count, leaf.withKey(index, { compareBytes($0, key) }) == 0 else { return nil }
-        return (leaf, index)
+        return index
     }
 
     /// The bytes of a leaf value, reading its overflow chain when needed.

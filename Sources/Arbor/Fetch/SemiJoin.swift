@@ -43,32 +43,35 @@ final class MemberProbePlan {
     /// access costs about as much as the allocation it saves.
     @exclusivity(unchecked) private var scratch: [UInt8] = []
 
-    /// Calls `body` with the bounds of `tail` within the entries of the owner `owner` (encoded
-    /// with `keys`), when `tail` has both bounds; nil otherwise (see `range(_:owner:)`).
+    /// Calls `body` with the bounds of `tail` within the entries of the owner `owner` (its
+    /// component encoded with `keys`, put in front of each of `tail`'s bounds; without an upper
+    /// bound, the end of the owner's entries). The bytes are valid only during the call.
+    @inline(__always)
     func withBounds<R>(_ tail: KeyRange, owner: Int64, keys: IndexKeys,
-                       _ body: (_ lower: UnsafeRawBufferPointer, _ upper: UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
-        guard let lower = tail.lower, let upper = tail.upper else { return nil }
+                       _ body: (_ lower: UnsafeRawBufferPointer, _ lowerInclusive: Bool,
+                                _ upper: UnsafeRawBufferPointer?, _ upperInclusive: Bool) throws -> R) rethrows -> R {
         var bytes: [UInt8] = []
         swap(&bytes, &scratch)
         defer { swap(&bytes, &scratch) }
         bytes.removeAll(keepingCapacity: true)
         TupleKey.append(keys.integer(owner), descending: false, to: &bytes)
         let ownerEnd = bytes.count
-        bytes.append(contentsOf: lower.key)
+        bytes.append(contentsOf: tail.lower?.key ?? [])
         let lowerEnd = bytes.count
-        for offset in 0..<ownerEnd { bytes.append(bytes[offset]) }
-        bytes.append(contentsOf: upper.key)
-        return try bytes.withUnsafeBytes { all in
-            try body(UnsafeRawBufferPointer(rebasing: all[..<lowerEnd]), UnsafeRawBufferPointer(rebasing: all[lowerEnd...]))
+        var upperInclusive = false, hasUpper = true
+        if let upper = tail.upper {
+            for offset in 0..<ownerEnd { bytes.append(bytes[offset]) }
+            bytes.append(contentsOf: upper.key)
+            upperInclusive = upper.inclusive
+        } else if let end = QueryPlanner.successor(Array(bytes[..<ownerEnd])) {
+            bytes.append(contentsOf: end)
+        } else {
+            hasUpper = false
         }
-    }
-
-    /// `tail` within the entries of the owner whose component encodes as `owner`.
-    static func range(_ tail: KeyRange, owner: [UInt8]) -> KeyRange {
-        let lower = KeyRange.Bound(owner + (tail.lower?.key ?? []), inclusive: tail.lower?.inclusive ?? true)
-        let upper = tail.upper.map { KeyRange.Bound(owner + $0.key, inclusive: $0.inclusive) }
-            ?? QueryPlanner.successor(owner).map { KeyRange.Bound($0, inclusive: false) }
-        return KeyRange(lower: lower, upper: upper)
+        return try bytes.withUnsafeBytes { all in
+            try body(UnsafeRawBufferPointer(rebasing: all[..<lowerEnd]), tail.lower?.inclusive ?? true,
+                     hasUpper ? UnsafeRawBufferPointer(rebasing: all[lowerEnd...]) : nil, upperInclusive)
+        }
     }
 }
 
@@ -174,18 +177,20 @@ extension RowSubject {
         if plan.keyFilters.isEmpty && plan.residual == nil {
             // The ranges answer the conditions exactly (a (stop, departureTime) index for a
             // departure window): any entry in them is the answer, found in one descent each.
+            // Locals for the closures: capturing `self` would copy the subject (a retain per part).
+            let keys = store.keys, entities = store.model.infosByCode, root = plan.destination.rootCode
+            let owner = subjectID.primaryKey
             func isEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
-                guard let code = store.keys.entryCode(from: value, root: plan.destination.rootCode), store.model.infosByCode[code] != nil else {
+                guard let code = keys.entryCode(from: value, root: root), entities[code] != nil else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
                 return true
             }
             for tail in plan.tailRanges {
-                // Bounds composed in the plan's buffer (a window has both); else as a range.
-                let found = try plan.withBounds(tail, owner: subjectID.primaryKey, keys: store.keys) { lower, upper in
-                    try entries.withFirstEntry(from: lower, inclusive: tail.lower?.inclusive ?? true,
-                                               to: upper, inclusive: tail.upper?.inclusive ?? true, isEntry)
-                } ?? entries.withFirstEntry(in: MemberProbePlan.range(tail, owner: store.keys.ownerPrefix(subjectID.primaryKey)), isEntry)
+                // Bounds composed in the plan's buffer: nothing allocated per candidate.
+                let found = try plan.withBounds(tail, owner: owner, keys: keys) { lower, lowerInclusive, upper, upperInclusive in
+                    try entries.withFirstEntry(from: lower, inclusive: lowerInclusive, to: upper, inclusive: upperInclusive, isEntry)
+                }
                 if found == true { return true }
             }
             return false
@@ -196,7 +201,10 @@ extension RowSubject {
         defer { store.rowCache.noteRowsRead(read) }
         for tail in plan.tailRanges {
             var found = false
-            try entries.forEachUnsafe(in: MemberProbePlan.range(tail, owner: owner)) { key, value in
+            let range = plan.withBounds(tail, owner: subjectID.primaryKey, keys: store.keys) { lower, lowerInclusive, upper, upperInclusive in
+                KeyRange(lower: .init(Array(lower), inclusive: lowerInclusive), upper: upper.map { .init(Array($0), inclusive: upperInclusive) })
+            }
+            try entries.forEachUnsafe(in: range) { key, value in
                 guard let code = store.keys.entryCode(from: value, root: plan.destination.rootCode),
                       let info = store.model.infosByCode[code] else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
