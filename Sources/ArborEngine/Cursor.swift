@@ -7,10 +7,13 @@ public final class Cursor {
     let transaction: Transaction
     let box: TreeBox
     let version: Int
-    private var stack: [(ref: NodeRef, index: Int)] = []
+    /// The path from the root to the current leaf position. Unchecked: a cursor is used by one
+    /// caller at a time and its methods never overlap their own accesses to the path, so the
+    /// run-time check (about 100 instructions at each row lookup) guards nothing.
+    @exclusivity(unchecked) private var stack: [(ref: NodeRef, index: Int)] = []
     /// The branch levels (from the root) where the last `descend(to:)` chose the same child as
     /// the descent before it: where keys come in order, worth testing first next time.
-    private var sharedLevels = 0
+    @exclusivity(unchecked) private var sharedLevels = 0
 
     init(transaction: Transaction, box: TreeBox) {
         self.transaction = transaction

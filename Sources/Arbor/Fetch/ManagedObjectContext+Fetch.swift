@@ -15,22 +15,22 @@ extension ManagedObjectContext {
         // Room for every object up front: the identity map would otherwise rehash as it grows.
         registered.reserveCapacity(registered.count + entries.count)
         // Rows come store by store: the store of the previous entry is looked up once.
+        // A loop, not `map`: a variable captured by the closure costs a run-time exclusivity
+        // check at each access.
         var lastStore: PersistentStore?
-        func store(of id: ObjectID) -> PersistentStore? {
-            if let lastStore, id.storeIdentifier == lastStore.identifier { return lastStore }
-            lastStore = try? self.store(for: id)
-            return lastStore
-        }
-        let objects = entries.map { entry in
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(entries.count)
+        for entry in entries {
             let object = self.object(with: entry.id)
             if fill, object.isFaultState {
                 if parent != nil {
                     fulfillQuietly(object)
-                } else if let row = entry.row, !entry.id.isTemporaryID, let store = store(of: entry.id) {
-                    try? apply(row, to: object, from: store)
+                } else if let row = entry.row, !entry.id.isTemporaryID {
+                    if lastStore?.identifier != entry.id.storeIdentifier { lastStore = try? self.store(for: entry.id) }
+                    if let store = lastStore { try? apply(row, to: object, from: store) }
                 }
             }
-            return object
+            objects.append(object)
         }
         for keyPath in request.relationshipKeyPathsForPrefetching {
             prefetch(objects, path: keyPath.split(separator: ".").map(String.init))

@@ -20,14 +20,14 @@ final class StoredReferences: Sendable {
 
 /// An object's committed state: the values it was loaded with or last saved.
 ///
-/// Loaded from a store, it keeps the row's columns as decoded — the same array the fetch
-/// produced, not a converted copy per object — and turns a column into a `PropertyValue` when
-/// it is read. Values given by a parent context or a save are kept as they are.
+/// Loaded from a store, it keeps the row's columns as the fetch read them — shared, not
+/// converted per object; usually still encoded — and turns a column into a `PropertyValue`
+/// when it is read. Values given by a parent context or a save are kept as they are.
 struct CommittedValues {
     private enum Storage {
         /// A stored row's columns; `toOne` marks the slots of to-one relationships (a null
         /// column there reads as a nil reference).
-        case columns([ColumnValue], StoredReferences, toOne: [Bool])
+        case columns(RowColumns, StoredReferences, toOne: [Bool])
         case values([PropertyValue])
     }
 
@@ -36,7 +36,7 @@ struct CommittedValues {
     /// The committed state of a row read from the store of `references`, for an object of
     /// `info`. Every reference column must name an entity `references` knows (see
     /// `unknownReference(in:)`).
-    init(columns: [ColumnValue], references: StoredReferences, info: EntityInfo) {
+    init(columns: RowColumns, references: StoredReferences, info: EntityInfo) {
         storage = .columns(columns, references, toOne: info.isToOneSlot)
     }
 
@@ -45,9 +45,9 @@ struct CommittedValues {
     }
 
     /// The first reference column of `columns` whose entity code `references` does not know.
-    static func unknownReference(in columns: [ColumnValue], references: StoredReferences) -> UInt16? {
-        for case .reference(let code, _) in columns where references.entities[code] == nil { return code }
-        return nil
+    /// - Complexity: O(columns); decodes only reference columns.
+    static func unknownReference(in columns: RowColumns, references: StoredReferences) -> UInt16? {
+        columns.firstReference { references.entities[$0] == nil }
     }
 
     var count: Int {
@@ -58,7 +58,8 @@ struct CommittedValues {
     }
 
     /// The value of `slot` (`0 ..< count`).
-    /// - Complexity: O(1); a reference column costs one lookup of its entity.
+    /// - Complexity: O(1), O(length) for a stored string or data column (decoded at each
+    ///   read); a reference column costs one lookup of its entity.
     subscript(slot: Int) -> PropertyValue {
         switch storage {
         case .columns(let columns, let references, let toOne):

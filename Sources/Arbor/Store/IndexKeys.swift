@@ -59,7 +59,7 @@ struct IndexKeys: Sendable {
 
     /// The entry of `row` (primary key `key`) in `index`; nil when the row has no entry (a
     /// foreign key that is nil).
-    func indexKey(_ index: EntityInfo.Index, columns: [ColumnValue], key: Int64) -> [UInt8]? {
+    func indexKey<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns, key: Int64) -> [UInt8]? where Columns.Index == Int {
         if index.isForeignKey, let first = index.slots.first, first < columns.count, columns[first].isNull { return nil }
         // Components appended straight into the key: no array of values to encode.
         var bytes: [UInt8] = []
@@ -78,7 +78,7 @@ struct IndexKeys: Sendable {
 
     /// The prefix shared by entries of `index` whose leading columns equal `columns` (for
     /// uniqueness checks); nil when one is null (nulls are never equal).
-    func uniquePrefix(_ index: EntityInfo.Index, columns: [ColumnValue]) -> [UInt8]? {
+    func uniquePrefix<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns) -> [UInt8]? where Columns.Index == Int {
         var values: [TupleValue] = []
         for slot in index.slots {
             guard slot < columns.count, !columns[slot].isNull else { return nil }

@@ -215,7 +215,7 @@ final class SaveWriter {
             return
         }
         let mine = columns(of: update, id: update.id)
-        var merged = stored.columns
+        var merged = stored.columns.values
         switch policy {
         case .error, .overwrite:
             merged = mine
@@ -410,7 +410,7 @@ final class SaveWriter {
                           let assigned = orderAssignments[OrderKey(slot: slot, member: id.primaryKey)] else { return false }
                     return old.columns[slot] != .value(.int(assigned))
                 }
-                if changed { try writeRow(ObjectID(info: info, store: store.identifier, key: id.primaryKey), columns: old.columns, old: old) }
+                if changed { try writeRow(ObjectID(info: info, store: store.identifier, key: id.primaryKey), columns: old.columns.values, old: old) }
             }
         }
     }

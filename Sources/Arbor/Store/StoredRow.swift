@@ -16,7 +16,17 @@ enum ColumnValue: Hashable, Sendable {
 struct StoredRow: Hashable, Sendable {
     var entityCode: UInt16
     var version: UInt64
-    var columns: [ColumnValue]
+    var columns: RowColumns
+
+    init(entityCode: UInt16, version: UInt64, columns: RowColumns) {
+        self.entityCode = entityCode
+        self.version = version
+        self.columns = columns
+    }
+
+    init(entityCode: UInt16, version: UInt64, columns: [ColumnValue]) {
+        self.init(entityCode: entityCode, version: version, columns: RowColumns(columns))
+    }
 }
 
 /// The binary encoding of rows (Spec/object-store.md, "Rows").
@@ -103,12 +113,14 @@ enum RowCodec {
 
     /// Decodes a row; every length and count is checked against the bytes present.
     /// - Throws: `StoreError.corruptRow` describing the first inconsistency.
-    static func decode(_ bytes: [UInt8], context: @autoclosure () -> String) throws -> StoredRow {
-        try bytes.withUnsafeBytes { try decode($0, context: context()) }
+    static func decode(_ bytes: [UInt8], context: @autoclosure () -> String, keepsColumnsEncoded: Bool = true) throws -> StoredRow {
+        try bytes.withUnsafeBytes { try decode($0, context: context(), keepsColumnsEncoded: keepsColumnsEncoded) }
     }
 
-    /// `decode` reading the bytes in place (a value in its page: no copy of the row's bytes).
-    static func decode(_ bytes: UnsafeRawBufferPointer, context: @autoclosure () -> String) throws -> StoredRow {
+    /// `decode` reading the bytes in place (a value in its page). A format-3 row keeps a copy
+    /// of its columns encoded (see `RowColumns`) unless `keepsColumnsEncoded` is false.
+    static func decode(_ bytes: UnsafeRawBufferPointer, context: @autoclosure () -> String,
+                       keepsColumnsEncoded: Bool = true) throws -> StoredRow {
         var reader = ByteReader(bytes: bytes)
         do {
             let format = try reader.byte()
@@ -123,6 +135,9 @@ enum RowCodec {
                 version = try reader.fixed(UInt64.self)
                 code = try reader.fixed(UInt16.self)
             default: throw ByteReader.Failure.detail("unknown row format \(format)")
+            }
+            if format == formatByte, keepsColumnsEncoded, let columns = encodedColumns(reader) {
+                return StoredRow(entityCode: code, version: version, columns: columns)
             }
             var columns: [ColumnValue] = []
             if format == formatByte {
@@ -145,7 +160,7 @@ enum RowCodec {
         }
     }
 
-    private static func column(_ reader: inout ByteReader, format: UInt8) throws -> ColumnValue {
+    static func column(_ reader: inout ByteReader, format: UInt8) throws -> ColumnValue {
         let raw = try reader.byte()
         if raw >= smallIntBase {
             if raw < codedReferenceBase { return .value(.int(Int64(raw - smallIntBase))) }
@@ -241,7 +256,7 @@ enum RowCodec {
     }
 
     /// Moves past one column without building its value.
-    private static func skipColumn(_ reader: inout ByteReader) throws {
+    static func skipColumn(_ reader: inout ByteReader) throws {
         let raw = try reader.byte()
         if raw >= smallIntBase {
             if raw < codedReferenceBase { return }

@@ -1,0 +1,236 @@
+/// A row's columns in slot order: values built in memory (by a save or a migration), or the
+/// encoded columns of a row read from the store, each decoded when it is read.
+///
+/// Reading a row keeps one copy of its encoded columns, checked whole when read (every tag,
+/// length and string, as a full decode checks them), so a column read later cannot fail. A
+/// fetch that fills objects then pays for one allocation per row, not one per string column
+/// plus the array of values; a column the app never reads is never decoded.
+///
+/// Equality and hashing are by decoded values, whatever the storage.
+struct RowColumns: RandomAccessCollection, Hashable, Sendable {
+    // Unchecked for `EncodedColumns`, which is immutable once made (a `ManagedBuffer` cannot
+    // declare itself Sendable).
+    private enum Storage: @unchecked Sendable {
+        case values([ColumnValue])
+        case encoded(EncodedColumns)
+    }
+
+    private let storage: Storage
+
+    init(_ values: [ColumnValue]) { storage = .values(values) }
+
+    fileprivate init(encoded: EncodedColumns) { storage = .encoded(encoded) }
+
+    /// The longest column area kept encoded: offsets are 16 bits. Longer rows are decoded at once.
+    static let maxEncodedBytes = Int(UInt16.max)
+
+    var startIndex: Int { 0 }
+    var endIndex: Int {
+        switch storage {
+        case .values(let values): return values.count
+        case .encoded(let encoded): return encoded.count
+        }
+    }
+
+    /// The column at `position`, decoded from the row's bytes when kept encoded.
+    /// - Complexity: O(1) for numbers and references; O(length) for strings and data.
+    subscript(position: Int) -> ColumnValue {
+        switch storage {
+        case .values(let values): return values[position]
+        case .encoded(let encoded): return encoded.column(position)
+        }
+    }
+
+    /// The columns as an array of values.
+    var values: [ColumnValue] {
+        switch storage {
+        case .values(let values): return values
+        case .encoded: return Array(self)
+        }
+    }
+
+    /// Whether the columns are kept encoded (tests).
+    var isEncoded: Bool { if case .encoded = storage { return true } else { return false } }
+
+    /// The entity code of the first reference column for which `isUnknown` holds, decoding no
+    /// other column.
+    func firstReference(where isUnknown: (UInt16) -> Bool) -> UInt16? {
+        switch storage {
+        case .values(let values):
+            for case .reference(let code, _) in values where isUnknown(code) { return code }
+            return nil
+        case .encoded(let encoded):
+            for position in 0..<encoded.count where encoded.isReference(position) {
+                if case .reference(let code, _) = encoded.column(position), isUnknown(code) { return code }
+            }
+            return nil
+        }
+    }
+
+    static func == (a: RowColumns, b: RowColumns) -> Bool { a.elementsEqual(b) }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for column in self { hasher.combine(column) }
+    }
+}
+
+/// A row's encoded columns (format 3) behind their offsets, in one allocation: `count`
+/// little-endian `UInt16` offsets, counted from the first column's tag, then the columns.
+/// Immutable once made, so it can be shared across threads (the row cache holds rows).
+final class EncodedColumns: ManagedBuffer<EncodedColumns.Header, UInt8> {
+    struct Header {
+        /// Columns.
+        var count: Int
+        /// Bytes written: the offsets and the columns.
+        var used: Int
+    }
+
+    /// Columns that `RowCodec.checkColumn` accepted, at the offsets given (one per column,
+    /// ascending, each below `area.count`).
+    static func make(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>) -> EncodedColumns {
+        let made = create(minimumCapacity: 2 * offsets.count + area.count) { _ in Header(count: offsets.count, used: 2 * offsets.count + area.count) }
+        // `create` makes an instance of the class it is called on.
+        let columns = unsafeDowncast(made, to: EncodedColumns.self)
+        columns.withUnsafeMutablePointerToElements { elements in
+            for (position, offset) in offsets.enumerated() {
+                elements[2 * position] = UInt8(truncatingIfNeeded: offset)
+                elements[2 * position + 1] = UInt8(truncatingIfNeeded: offset >> 8)
+            }
+            if let source = area.baseAddress {
+                (elements + 2 * offsets.count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: area.count)
+            }
+        }
+        return columns
+    }
+
+    /// Columns. (Read through the pointer: the `header` property costs a run-time exclusivity check.)
+    var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+
+    private func offset(_ position: Int, _ elements: UnsafeMutablePointer<UInt8>) -> Int {
+        Int(elements[2 * position]) | Int(elements[2 * position + 1]) << 8
+    }
+
+    /// Whether column `position` (`0 ..< count`) is a reference.
+    func isReference(_ position: Int) -> Bool {
+        withUnsafeMutablePointers { header, elements in
+            precondition(position >= 0 && position < header.pointee.count, "column index out of range")
+            return RowCodec.isReferenceTag(elements[2 * header.pointee.count + offset(position, elements)])
+        }
+    }
+
+    /// Column `position` (`0 ..< count`), decoded.
+    func column(_ position: Int) -> ColumnValue {
+        withUnsafeMutablePointers { header, elements in
+            let count = header.pointee.count
+            precondition(position >= 0 && position < count, "column index out of range")
+            let start = 2 * count + offset(position, elements)
+            var reader = ByteReader(bytes: UnsafeRawBufferPointer(start: elements + start, count: max(0, header.pointee.used - start)))
+            // Never fails: the columns were checked as a decode checks them when the row was read.
+            return (try? RowCodec.column(&reader, format: RowCodec.formatByte)) ?? .null
+        }
+    }
+}
+
+extension RowCodec {
+    /// The columns of a format-3 row, from `reader` (past the header) to the end: kept encoded
+    /// when every column checks out as `column` would decode it and none needs parsing (URLs,
+    /// decimals); nil otherwise (the caller decodes them, which reports what is wrong).
+    /// - Complexity: O(bytes); one allocation.
+    static func encodedColumns(_ reader: ByteReader) -> RowColumns? {
+        let area = UnsafeRawBufferPointer(rebasing: reader.bytes[reader.offset...])
+        guard area.count <= RowColumns.maxEncodedBytes else { return nil }
+        // Offsets of up to 64 columns on the stack; a wider row is walked twice.
+        return withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 64) { offsets -> RowColumns? in
+            var checker = ByteReader(bytes: area)
+            var count = 0
+            while !checker.isAtEnd {
+                if count < offsets.count { offsets[count] = UInt16(truncatingIfNeeded: checker.offset) }
+                guard (try? checkColumn(&checker)) == true else { return nil }
+                count += 1
+            }
+            if count <= offsets.count {
+                return RowColumns(encoded: EncodedColumns.make(area, offsets: UnsafeBufferPointer(rebasing: offsets[..<count])))
+            }
+            let wide = [UInt16](unsafeUninitializedCapacity: count) { buffer, initialized in
+                var walker = ByteReader(bytes: area)
+                // Checked above: skipping cannot fail.
+                while initialized < count, (try? skipColumn(&walker)) != nil {
+                    buffer[initialized] = UInt16(truncatingIfNeeded: walker.offset)
+                    initialized += 1
+                }
+            }
+            let starts = [0] + wide.dropLast()
+            return starts.withUnsafeBufferPointer { RowColumns(encoded: EncodedColumns.make(area, offsets: $0)) }
+        }
+    }
+
+    /// Whether `tag` starts a reference column.
+    static func isReferenceTag(_ tag: UInt8) -> Bool {
+        tag == Tag.reference.rawValue || (tag >= codedReferenceBase && tag < codedReferenceBase + inlineLimit)
+    }
+
+    /// Moves past one column, checking it as `column(_:format:)` checks it while decoding,
+    /// without building its value: true when it would decode; false for a URL or decimal
+    /// column (which only parsing checks).
+    /// - Throws: `ByteReader.Failure` where `column` would throw.
+    static func checkColumn(_ reader: inout ByteReader) throws -> Bool {
+        let raw = try reader.byte()
+        if raw >= smallIntBase {
+            if raw < codedReferenceBase { return true }
+            if raw < codedReferenceBase + inlineLimit { return try reader.varint() <= UInt64(Int64.max) }
+        }
+        guard let tag = Tag(rawValue: raw) else { return false }
+        switch tag {
+        case .null, .boolFalse, .boolTrue: return true
+        case .int: _ = try reader.varint()
+        case .nonNegativeInt: return try reader.varint() <= UInt64(Int64.max)
+        case .wholeSecondsDate: return unzigzag(try reader.varint()).magnitude < 9_000_000_000_000_000
+        case .double, .date: _ = try reader.bytes(8)
+        case .float: _ = try reader.bytes(4)
+        case .uuid: _ = try reader.bytes(16)
+        case .data: _ = try reader.lengthPrefixed()
+        case .string: return UTF8Check.isValid(try reader.lengthPrefixed())
+        case .url, .decimal: return false
+        case .reference: return try reader.varint() <= UInt64(UInt16.max) && (try? reader.varint()) != nil
+        }
+        return true
+    }
+}
+
+/// UTF-8 well-formedness as the Unicode standard defines it (table 3-7): no overlong forms,
+/// no surrogates, nothing above U+10FFFF — what `String(decoding:as:)` keeps unrepaired.
+enum UTF8Check {
+    static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let count = bytes.count
+        var index = 0
+        // ASCII eight bytes at a time (most names and identifiers).
+        while index + 8 <= count, bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+            index += 8
+        }
+        while index < count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            let length: Int, low: UInt8, high: UInt8
+            switch lead {
+            case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
+            case 0xE0: (length, low, high) = (3, 0xA0, 0xBF)
+            case 0xED: (length, low, high) = (3, 0x80, 0x9F)
+            case 0xE1...0xEF: (length, low, high) = (3, 0x80, 0xBF)
+            case 0xF0: (length, low, high) = (4, 0x90, 0xBF)
+            case 0xF1...0xF3: (length, low, high) = (4, 0x80, 0xBF)
+            case 0xF4: (length, low, high) = (4, 0x80, 0x8F)
+            default: return false
+            }
+            guard count - index >= length else { return false }
+            let second = bytes[index + 1]
+            guard second >= low, second <= high else { return false }
+            for continuation in (index + 2)..<(index + length) where bytes[continuation] & 0xC0 != 0x80 { return false }
+            index += length
+        }
+        return true
+    }
+}

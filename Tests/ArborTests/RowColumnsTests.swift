@@ -1,0 +1,104 @@
+@testable import Arbor
+import ArborEngineTestSupport
+import Foundation
+import Testing
+
+@Suite("Rows read with their columns kept encoded: the same values, the same errors")
+struct RowColumnsTests {
+    @Test("a row read keeps its columns encoded (unless one is a URL or decimal) and reads as a decoded row")
+    func encodedReadsAsDecoded() throws {
+        var rng = SplitMix64(seed: 0xC01)
+        var encodedRows = 0
+        for _ in 0..<3_000 {
+            let row = RowCodecTests.randomRow(&rng)
+            let bytes = RowCodec.encode(row)
+            let lazy = try RowCodec.decode(bytes, context: "test")
+            let eager = try RowCodec.decode(bytes, context: "test", keepsColumnsEncoded: false)
+            #expect(!eager.columns.isEncoded)
+            let parses = row.columns.contains { column in
+                switch column {
+                case .value(.url), .value(.decimal): return true
+                default: return false
+                }
+            }
+            #expect(lazy.columns.isEncoded == !parses)
+            if lazy.columns.isEncoded { encodedRows += 1 }
+            #expect(lazy == row && eager == row)
+            #expect(lazy.hashValue == eager.hashValue)
+            #expect(lazy.columns.count == row.columns.count)
+            for slot in row.columns.indices { #expect(lazy.columns[slot] == row.columns[slot]) }
+            // Reference checks decode reference columns only, and find what the values do.
+            for limit: UInt16 in [0, 3, 40, 70] {
+                let expected = row.columns.values.lazy.compactMap { column -> UInt16? in
+                    if case .reference(let code, _) = column, code >= limit { return code }
+                    return nil
+                }.first
+                #expect(lazy.columns.firstReference { $0 >= limit } == expected)
+            }
+        }
+        #expect(encodedRows > 1_000)
+    }
+
+    @Test("rows wider than the offsets kept on the stack (64 columns) read the same")
+    func wideRows() throws {
+        for width in [63, 64, 65, 200] {
+            let columns = (0..<width).map { slot -> ColumnValue in
+                switch slot % 4 {
+                case 0: return .value(.string("column \(slot) ä"))
+                case 1: return .value(.int(Int64(slot) * 1_000_003))
+                case 2: return .reference(code: UInt16(slot % 90), key: Int64(slot))
+                default: return .null
+                }
+            }
+            let row = StoredRow(entityCode: 7, version: 1, columns: columns)
+            let read = try RowCodec.decode(RowCodec.encode(row), context: "test")
+            #expect(read.columns.isEncoded)
+            #expect(read.columns.values == columns)
+            #expect(read.columns.firstReference { $0 >= 60 } == (width > 62 ? 62 : nil))
+        }
+    }
+
+    @Test("damaged rows: keeping columns encoded accepts exactly the rows a full decode accepts, with the same values")
+    func damagedRowsAgree() {
+        var rng = SplitMix64(seed: 0xBAD)
+        let interesting: [UInt8] = [0x00, 0x01, 0x06, 0x0C, 0x0E, 0x0F, 0x3F, 0x40, 0x7F, 0x80, 0x81, 0xBF, 0xC0, 0xC2, 0xE0, 0xED, 0xF0, 0xF4, 0xF5, 0xFF]
+        var rejected = 0, accepted = 0
+        for _ in 0..<20_000 {
+            var bytes = RowCodec.encode(RowCodecTests.randomRow(&rng))
+            for _ in 0..<(1 + Int(rng.next() % 3)) where bytes.count > 3 {
+                let position = 3 + Int(rng.next() % UInt64(bytes.count - 3))
+                bytes[position] = rng.next() % 2 == 0 ? interesting[Int(rng.next() % UInt64(interesting.count))] : UInt8(truncatingIfNeeded: rng.next())
+            }
+            if rng.next() % 4 == 0 { bytes.removeLast(Int(rng.next() % UInt64(min(bytes.count, 4) + 1))) }
+            let lazy = try? RowCodec.decode(bytes, context: "test")
+            let eager = try? RowCodec.decode(bytes, context: "test", keepsColumnsEncoded: false)
+            // Compared re-encoded: a damaged double may be a NaN, which equals nothing.
+            #expect(lazy.map(RowCodec.encode) == eager.map(RowCodec.encode), "\(bytes)")
+            if lazy != nil {
+                accepted += 1
+            } else {
+                rejected += 1
+            }
+        }
+        #expect(rejected > 2_000 && accepted > 2_000)
+    }
+
+    @Test("the UTF-8 check accepts exactly what Swift's validating decoder accepts")
+    func utf8CheckMatchesSwift() {
+        var rng = SplitMix64(seed: 0x0708)
+        let interesting: [UInt8] = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE,
+                                    0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+        var valid = 0
+        for round in 0..<50_000 {
+            // Some long ASCII runs first, so the eight-at-a-time path meets what follows them.
+            var bytes = [UInt8](repeating: 0x61, count: round % 3 == 0 ? Int(rng.next() % 20) : 0)
+            for _ in 0..<Int(rng.next() % 9) { bytes.append(interesting[Int(rng.next() % UInt64(interesting.count))]) }
+            let expected = String(validating: bytes, as: UTF8.self) != nil
+            #expect(bytes.withUnsafeBytes { UTF8Check.isValid($0) } == expected, "\(bytes)")
+            if expected { valid += 1 }
+        }
+        #expect(valid > 5_000)
+        let samples = ["U Görlitzer Bahnhof", "東京", "😀", "\u{10FFFF}", "\u{D7FF}\u{E000}", String(repeating: "abcdefgh", count: 9) + "é"]
+        for text in samples { #expect(Array(text.utf8).withUnsafeBytes { UTF8Check.isValid($0) }, "\(text)") }
+    }
+}
