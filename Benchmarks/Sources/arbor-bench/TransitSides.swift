@@ -86,6 +86,10 @@ struct ArborTransitSide {
     }
 
     /// Runs `body` for each query on one context; returns per-query latencies (ms) and a checksum.
+    /// What a list of stops reads from each: its identifier and its name (both sides read the
+    /// same two values, so a side that decodes columns lazily pays for the name too).
+    static func checksum(_ stop: BenchStop) -> Int { Int(stop.identifier % 1000) + stop.name.utf8.count }
+
     func measure(_ count: Int, _ body: (ManagedObjectContext, Int) throws -> Int) throws -> (latencies: [Double], checksum: Int) {
         let context = container.newBackgroundContext()
         return try context.performAndWait {
@@ -123,7 +127,7 @@ struct ArborTransitSide {
             var request = FetchRequest(entityName: "Stop", predicate: try Self.box(QueryPoints.box(points.points[index], meters: meters)))
             request.fetchLimit = 200
             request.returnsObjectsAsFaults = false
-            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
+            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Self.checksum($1) }
         }
     }
 
@@ -135,7 +139,7 @@ struct ArborTransitSide {
             var request = FetchRequest(entityName: "Stop", predicate: .and([box, window]))
             request.fetchLimit = 200
             request.returnsObjectsAsFaults = false
-            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
+            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Self.checksum($1) }
         }
     }
 
@@ -145,7 +149,7 @@ struct ArborTransitSide {
                                               ["prefix": .string(points.prefixes[index])])
             var request = FetchRequest(entityName: "Stop", predicate: predicate)
             request.returnsObjectsAsFaults = false
-            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Int($1.identifier % 1000) }
+            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Self.checksum($1) }
         }
     }
 
@@ -251,7 +255,7 @@ struct SQLiteTransitSide {
                 latencies.append(try Clock.seconds {
                     // Whole rows, as Core Data fetches objects that are not faults.
                     let rows = try Row.fetchAll(statement, arguments: arguments(index))
-                    found = rows.reduce(0) { $0 + Int(($1["ZIDENTIFIER"] as Int64? ?? 0) % 1000) }
+                    found = rows.reduce(0) { $0 + Int(($1["ZIDENTIFIER"] as Int64? ?? 0) % 1000) + (($1["ZNAME"] as String?)?.utf8.count ?? 0) }
                 } * 1000)
                 checksum += found
             }
