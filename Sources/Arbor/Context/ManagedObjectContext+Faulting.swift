@@ -46,6 +46,18 @@ extension ManagedObjectContext {
         }
     }
 
+    /// The current value of attribute `slot`: `currentValue(_:slot:).attributeValue`, with
+    /// the common case first — a loaded object without unsaved changes, read from its
+    /// committed columns in place (no copy of its committed state, no `PropertyValue`).
+    /// - Complexity: O(1), O(length) for a stored string or data column.
+    func currentAttribute(_ object: ManagedObject, slot: Int) -> AttributeValue {
+        if object.changes.isEmpty, !object.isFaultState, !object.insertedFlag,
+           let value = object.committedValues?.storedAttribute(slot) {
+            return value
+        }
+        return currentValue(object, slot: slot).attributeValue
+    }
+
     /// The current value of a stored slot (attribute, to-one or order column).
     func currentValue(_ object: ManagedObject, slot: Int) -> PropertyValue {
         if let changed = object.changes[slot] { return changed }

@@ -55,8 +55,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The identity map's size that triggers the next sweep of emptied entries: twice what
     /// survived the last sweep (at least 2,048), so sweeping costs O(1) amortized per object.
     private var sweepThreshold = 2_048
-    /// `@Attribute` wrappers' slots by the wrapper's key path (see `attributeSlot`).
-    private var attributeSlots: [KeyPathIdentity: AttributeSlot] = [:]
+    /// `@Attribute` wrappers' slots by the wrapper's key path (see `attributeSlot`). Unchecked:
+    /// read at every property read, only by `attributeSlot`, whose accesses never overlap.
+    @exclusivity(unchecked) private var attributeSlots: [KeyPathIdentity: AttributeSlot] = [:]
     /// Inserted, updated and deleted objects, held strongly until saved or rolled back.
     var changed: [ObjectID: ManagedObject] = [:]
     /// Problems found by non-throwing setters, reported by the next save.

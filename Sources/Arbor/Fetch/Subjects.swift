@@ -7,7 +7,7 @@ struct ObjectSubject: PredicateSubject {
 
     var subjectID: ObjectID { object.objectID }
     var entity: EntityInfo { object.info }
-    func attributeValue(slot: Int) throws -> AttributeValue { context.currentValue(object, slot: slot).attributeValue }
+    func attributeValue(slot: Int) throws -> AttributeValue { context.currentAttribute(object, slot: slot) }
     func toOneTarget(_ relationship: EntityInfo.Relationship) throws -> ObjectID? { context.toOneTarget(object, relationship) }
     func toManyMembers(_ relationship: EntityInfo.Relationship) throws -> [ObjectID] { context.members(object, relationship) }
 }

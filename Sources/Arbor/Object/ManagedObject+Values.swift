@@ -11,7 +11,7 @@ extension ManagedObject {
         guard let context = managedObjectContext, let property = info.propertiesByName[key] else { return nil }
         switch property {
         case .attribute(let index):
-            return context.currentValue(self, slot: info.attributes[index].slot).attributeValue.anyValue
+            return context.currentAttribute(self, slot: info.attributes[index].slot).anyValue
         case .relationship(let index):
             let relationship = info.relationships[index]
             if relationship.kind == .toOne {
@@ -117,7 +117,7 @@ extension ManagedObject {
         var result: [String: Any?] = [:]
         guard let context = managedObjectContext else { return result }
         for attribute in info.attributes where changes[attribute.slot] != nil {
-            result.updateValue(context.currentValue(self, slot: attribute.slot).attributeValue.anyValue, forKey: attribute.description.name)
+            result.updateValue(context.currentAttribute(self, slot: attribute.slot).anyValue, forKey: attribute.description.name)
         }
         for relationship in info.relationships {
             if relationship.kind == .toOne {

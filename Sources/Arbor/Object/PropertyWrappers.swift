@@ -27,7 +27,7 @@ public struct Attribute<Value: AttributeConvertible> {
             guard let context = object.managedObjectContext,
                   let slot = context.attributeSlot(storageKeyPath, of: object, key: { object[keyPath: storageKeyPath].key })
             else { return Value.fallbackValue }
-            return Value.reading(context.currentValue(object, slot: slot).attributeValue)
+            return Value.reading(context.currentAttribute(object, slot: slot))
         }
         set { object.setTypedAttribute(newValue.attributeValue, forKey: object[keyPath: storageKeyPath].key) }
     }
@@ -112,7 +112,7 @@ public struct Relationship<Value: RelationshipValue> {
 extension ManagedObject {
     func typedAttribute<Value: AttributeConvertible>(_ key: String) -> Value {
         guard let context = managedObjectContext, let attribute = info.attribute(named: key) else { return Value.fallbackValue }
-        let value = context.currentValue(self, slot: attribute.slot).attributeValue
+        let value = context.currentAttribute(self, slot: attribute.slot)
         return Value(attributeValue: value) ?? Value.fallbackValue
     }
 
