@@ -85,6 +85,41 @@ struct RowCodecTests {
         }
     }
 
+    @Test("number(at:) reads a date or double column in place exactly as decoding it does, and nothing else")
+    func numbersInPlace() {
+        var rng = SplitMix64(seed: 0xDA7E)
+        var read = 0
+        for _ in 0..<3_000 {
+            var row = Self.randomRow(&rng)
+            // More dates and doubles than the generator makes, fractional and whole.
+            var columns = row.columns.values
+            for slot in columns.indices where rng.next() % 3 == 0 {
+                let seconds = Double(Int64(bitPattern: rng.next()) >> 30) + (rng.next() % 2 == 0 ? 0 : 0.25)
+                columns[slot] = rng.next() % 2 == 0 ? .value(.date(Date(timeIntervalSince1970: seconds)))
+                    : .value(.double(rng.next() % 8 == 0 ? .nan : seconds))
+            }
+            row = StoredRow(entityCode: row.entityCode, version: row.version, columns: columns)
+            let bytes = RowCodec.encode(row)
+            bytes.withUnsafeBytes { raw in
+                for slot in 0...columns.count {
+                    for dates in [true, false] {
+                        let expected: Double?
+                        switch slot < columns.count ? columns[slot] : .null {
+                        case .value(.date(let date)) where dates: expected = date.timeIntervalSinceReferenceDate
+                        case .value(.double(let number)) where !dates: expected = number.isNaN ? nil : number
+                        default: expected = nil
+                        }
+                        let found = RowCodec.number(at: slot, of: raw, entity: row.entityCode, dates: dates)
+                        #expect(found?.bitPattern == expected?.bitPattern, "slot \(slot) of \(columns)")
+                        if found != nil { read += 1 }
+                    }
+                }
+                #expect(RowCodec.number(at: 0, of: raw, entity: row.entityCode &+ 1, dates: true) == nil)
+            }
+        }
+        #expect(read > 3_000)
+    }
+
     @Test("format 2 rows (with a column count) decode")
     func formatTwo() throws {
         let bytes: [UInt8] = [0x02, 7, 2, 3, 1, 6, 12, 1, 0x80, 0xC8, 0x01, 0x0D, 0x04]  // int 3, ref (1, 12_800), date 2 s

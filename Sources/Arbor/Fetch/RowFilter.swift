@@ -18,6 +18,10 @@ final class RowFilter {
     /// a column of that kind is compared directly (as tuple order compares it) instead of
     /// through a tuple value built per row. A departure window is such a range.
     private let numeric: [NumericRange?]
+    /// Set when every condition is a numeric range on one column (a departure window): that
+    /// column's slot and whether it holds dates. `matches` then reads the column's number
+    /// straight from the bytes (`RowCodec.number(at:of:entity:dates:)`), with no value built.
+    private let singleColumn: (slot: Int, dates: Bool)?
 
     private struct NumericRange {
         let dates: Bool
@@ -62,7 +66,14 @@ final class RowFilter {
         keys = store.keys
         slots = tests.map(\.slot)
         conditions = tests.map(\.condition)
-        numeric = conditions.map(NumericRange.init)
+        let ranges = conditions.map(NumericRange.init)
+        numeric = ranges
+        let slot = tests[0].slot
+        if let first = ranges[0], tests.allSatisfy({ $0.slot == slot }), ranges.allSatisfy({ $0?.dates == first.dates }) {
+            singleColumn = (slot, first.dates)
+        } else {
+            singleColumn = nil
+        }
     }
 
     /// Whether the row meets every condition; nil when the bytes cannot be filtered (a row of
@@ -70,7 +81,12 @@ final class RowFilter {
     /// evaluates the predicate, which reports any damage.
     /// - Complexity: O(bytes before the last column named).
     func matches(_ bytes: UnsafeRawBufferPointer) throws -> Bool? {
-        try RowCodec.testColumns(slots, of: bytes, entity: entityCode) { index, value in
+        if let single = singleColumn, let number = RowCodec.number(at: single.slot, of: bytes, entity: entityCode, dates: single.dates) {
+            // As below, where a column of the range's kind is compared as a number.
+            for range in numeric where range?.contains(number) == false { return false }
+            return true
+        }
+        return try RowCodec.testColumns(slots, of: bytes, entity: entityCode) { index, value in
             if let range = numeric[index], case .value(let attribute) = value {
                 switch attribute {
                 case .date(let date) where range.dates && !date.timeIntervalSinceReferenceDate.isNaN:
