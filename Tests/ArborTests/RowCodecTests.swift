@@ -120,6 +120,44 @@ struct RowCodecTests {
         #expect(read > 3_000)
     }
 
+    @Test("varints: the value, the error and the offset after are those of reading byte by byte")
+    func varintsAsByteByByte() {
+        /// The reference: LEB128 read one byte at a time, at most ten bytes, the tenth at most 1.
+        func reference(_ bytes: [UInt8]) -> (value: UInt64?, offset: Int) {
+            var result: UInt64 = 0
+            for index in 0..<10 {
+                guard index < bytes.count else { return (nil, index) }
+                let byte = bytes[index]
+                if index == 9 && byte > 1 { return (nil, index + 1) }
+                result |= UInt64(byte & 0x7F) << UInt64(7 * index)
+                if byte & 0x80 == 0 { return (result, index + 1) }
+            }
+            return (nil, 10)
+        }
+        var rng = SplitMix64(seed: 0x1EB)
+        let interesting: [UInt8] = [0x00, 0x01, 0x02, 0x7F, 0x80, 0x81, 0xFF]
+        for _ in 0..<20_000 {
+            let count = Int(rng.next() % 13)
+            let bytes = (0..<count).map { _ in rng.next() % 2 == 0 ? interesting[Int(rng.next() % 7)] : UInt8(truncatingIfNeeded: rng.next()) | 0x80 }
+            let expected = reference(bytes)
+            bytes.withUnsafeBytes { raw in
+                var reader = ByteReader(bytes: raw)
+                let value = try? reader.varint()
+                #expect(value == expected.value, "\(bytes)")
+                #expect(reader.offset == expected.offset, "\(bytes)")
+            }
+        }
+        for value: UInt64 in [0, 1, 127, 128, 16_383, 16_384, 1_700_000_000, .max, .max - 1, 1 << 63] {
+            var encoded: [UInt8] = []
+            RowCodec.appendVarint(value, &encoded)
+            encoded.withUnsafeBytes { raw in
+                var reader = ByteReader(bytes: raw)
+                #expect((try? reader.varint()) == value)
+                #expect(reader.isAtEnd)
+            }
+        }
+    }
+
     @Test("format 2 rows (with a column count) decode")
     func formatTwo() throws {
         let bytes: [UInt8] = [0x02, 7, 2, 3, 1, 6, 12, 1, 0x80, 0xC8, 0x01, 0x0D, 0x04]  // int 3, ref (1, 12_800), date 2 s
