@@ -15,6 +15,28 @@ struct FaultingTests {
         }
     }
 
+    @Test("an object that outlives its context reads as a detached object does: no context, fallback values")
+    func objectOutlivingItsContext() throws {
+        let stack = try TestStack()
+        let ids = try seedStops(stack, count: 2)
+        weak var gone: ManagedObjectContext?
+        let kept: Stop = try {
+            let context = stack.context()
+            gone = context
+            return try context.performAndWait {
+                let stop = try #require(context.object(with: try stack.id(ids[1])) as? Stop)
+                // Loaded and unchanged: later reads take the path that does not load the context.
+                #expect(stop.name == "Stop 2")
+                #expect(stop.name == "Stop 2")
+                return stop
+            }
+        }()
+        #expect(gone == nil)
+        #expect(kept.managedObjectContext == nil)
+        #expect(kept.name == String.fallbackValue)
+        #expect(kept.identifier == Int64.fallbackValue)
+    }
+
     @Test("object(with:) does no I/O; the first read loads one row; later reads and contexts hit the cache")
     func countersShowFaulting() throws {
         let stack = try TestStack()

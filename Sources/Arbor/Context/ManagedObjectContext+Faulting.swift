@@ -51,11 +51,7 @@ extension ManagedObjectContext {
     /// committed columns in place (no copy of its committed state, no `PropertyValue`).
     /// - Complexity: O(1), O(length) for a stored string or data column.
     func currentAttribute(_ object: ManagedObject, slot: Int) -> AttributeValue {
-        if object.changes.isEmpty, !object.isFaultState, !object.insertedFlag,
-           let value = object.committedValues?.storedAttribute(slot) {
-            return value
-        }
-        return currentValue(object, slot: slot).attributeValue
+        object.storedAttribute(slot) ?? currentValue(object, slot: slot).attributeValue
     }
 
     /// The current value of a stored slot (attribute, to-one or order column).

@@ -55,9 +55,6 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The identity map's size that triggers the next sweep of emptied entries: twice what
     /// survived the last sweep (at least 2,048), so sweeping costs O(1) amortized per object.
     private var sweepThreshold = 2_048
-    /// `@Attribute` wrappers' slots by the wrapper's key path (see `attributeSlot`). Unchecked:
-    /// read at every property read, only by `attributeSlot`, whose accesses never overlap.
-    @exclusivity(unchecked) private var attributeSlots: [KeyPathIdentity: AttributeSlot] = [:]
     /// Inserted, updated and deleted objects, held strongly until saved or rolled back.
     var changed: [ObjectID: ManagedObject] = [:]
     /// Problems found by non-throwing setters, reported by the next save.
@@ -111,6 +108,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     deinit {
+        link.isAlive = false
         // Objects prefetched in both directions keep each other alive (a stop its times, each
         // time its stop) until a reset or refresh lets go. Without their context they can no
         // longer load anything: the relatives are let go here, so such a graph is released.
@@ -165,22 +163,15 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
 
-    /// A cached slot: the key path and entity are kept so their identities stay unique.
-    struct AttributeSlot {
-        let keyPath: AnyKeyPath
-        let info: EntityInfo
-        let slot: Int
-    }
-
     /// The slot of the attribute an `@Attribute` wrapper at `keyPath` names in `object`'s
     /// entity; `key` reads the wrapper's name on a miss. nil when the entity has no such
     /// attribute. O(1): a lookup by the key path's identity (at most 1,024 are cached).
     func attributeSlot(_ keyPath: AnyKeyPath, of object: ManagedObject, key: () -> String) -> Int? {
-        let identifier = KeyPathIdentity(id: ObjectIdentifier(keyPath))
-        if let cached = attributeSlots[identifier], cached.info === object.info { return cached.slot }
+        if let slot = link.cachedSlot(keyPath, info: object.info) { return slot }
         guard let slot = object.info.attribute(named: key())?.slot else { return nil }
-        if attributeSlots.count < 1_024 || attributeSlots[identifier] != nil {
-            attributeSlots[identifier] = AttributeSlot(keyPath: keyPath, info: object.info, slot: slot)
+        let identifier = KeyPathIdentity(id: ObjectIdentifier(keyPath))
+        if link.attributeSlots.count < 1_024 || link.attributeSlots[identifier] != nil {
+            link.attributeSlots[identifier] = ContextLink.AttributeSlot(keyPath: keyPath, info: object.info, slot: slot)
         }
         return slot
     }

@@ -75,13 +75,11 @@ struct CommittedValues {
         }
     }
 
-    /// The attribute value stored in column `slot`, when the state holds stored columns and
-    /// `slot` is an attribute column there; nil otherwise (read `self[slot]`).
-    /// - Complexity: O(1), O(length) for a string or data column.
-    func storedAttribute(_ slot: Int) -> AttributeValue? {
-        guard case .columns(let columns, _, _) = storage, slot >= 0, slot < columns.count,
-              case .value(let value) = columns[slot] else { return nil }
-        return value
+    /// The stored row's columns, when the state holds them (nil for values given by a parent
+    /// context or a save).
+    var storedColumns: RowColumns? {
+        if case .columns(let columns, _, _) = storage { return columns }
+        return nil
     }
 
     /// Every slot's value, in slot order.

@@ -11,6 +11,28 @@ public struct ObjectConstruction {
 /// `ManagedObject.managedObjectContext`).
 final class ContextLink {
     weak var context: ManagedObjectContext?
+    /// False once the context has gone: what a property read tests instead of loading the weak
+    /// reference (a load and a release). Unchecked, as are the slots: a link is used on its
+    /// context's queue only, and its accesses never overlap.
+    @exclusivity(unchecked) var isAlive = true
+    /// `@Attribute` wrappers' slots by the wrapper's key path (see
+    /// `ManagedObjectContext.attributeSlot`), at most 1,024.
+    @exclusivity(unchecked) var attributeSlots: [KeyPathIdentity: AttributeSlot] = [:]
+
+    /// A cached slot: the key path and entity are kept so their identities stay unique.
+    struct AttributeSlot {
+        let keyPath: AnyKeyPath
+        let info: EntityInfo
+        let slot: Int
+    }
+
+    /// The cached slot of the wrapper at `keyPath` in an object of `info`, if cached.
+    /// - Complexity: O(1).
+    @inline(__always)
+    func cachedSlot(_ keyPath: AnyKeyPath, info: EntityInfo) -> Int? {
+        guard let cached = attributeSlots[KeyPathIdentity(id: ObjectIdentifier(keyPath))], cached.info === info else { return nil }
+        return cached.slot
+    }
 }
 
 /// An object of the graph, owned by one context (Core Data's `NSManagedObject`).
@@ -37,14 +59,20 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
     /// The context's one weak reference to itself, shared by all its objects: storing a weak
     /// reference in every object cost about 200 instructions an object to create.
-    private var contextLink: ContextLink?
+    private(set) var contextLink: ContextLink?
     let info: EntityInfo
 
     // State, read and written only on the context's queue.
     var isFaultState = true
-    var committedValues: CommittedValues?
+    var committedValues: CommittedValues? {
+        didSet { storedColumns = committedValues?.storedColumns }
+    }
+    /// The committed state's stored columns, when it holds a row's: a property read takes
+    /// them without copying the committed state (see `storedAttribute`). Unchecked, as is
+    /// `changes`: read at every property read, never accessed in overlapping ways.
+    @exclusivity(unchecked) private(set) var storedColumns: RowColumns?
     var committedVersion: UInt64?
-    var changes: ChangeSet = [:]
+    @exclusivity(unchecked) var changes: ChangeSet = [:]
     /// Whether the object is in its context's `changed` map (kept by the context's
     /// `markChanged`/`unmarkChanged`/`clearChanged`, so a property write skips the map).
     var isMarkedChanged = false
@@ -76,6 +104,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     deinit {
         if let retention = cacheRetention { retention.cache.release(retention.key) }
         contextLink?.context?.forget(self)
+    }
+
+    /// The value of attribute `slot` when the object is loaded, has no unsaved changes and
+    /// holds a stored row: the common case of a property read, which then needs neither the
+    /// context nor a copy of the committed state. nil otherwise (the context answers).
+    /// - Complexity: O(1), O(length) for a string or data column.
+    @inline(__always)
+    func storedAttribute(_ slot: Int) -> AttributeValue? {
+        guard changes.isEmpty, !isFaultState, !insertedFlag, let columns = storedColumns, slot >= 0, slot < columns.count,
+              case .value(let value) = columns[slot] else { return nil }
+        return value
     }
 
     // MARK: State

@@ -22,6 +22,12 @@ public struct Attribute<Value: AttributeConvertible> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) -> Value {
         get {
+            // The common case without the context (and the load of its weak reference): the
+            // object is loaded and unchanged, and its slot is cached by the wrapper's key path.
+            if let link = object.contextLink, link.isAlive, let slot = link.cachedSlot(storageKeyPath, info: object.info),
+               let value = object.storedAttribute(slot) {
+                return Value.reading(value)
+            }
             // The slot comes from the context's cache by key path: reading the wrapper through
             // the key path and looking its name up cost more than the value itself.
             guard let context = object.managedObjectContext,
