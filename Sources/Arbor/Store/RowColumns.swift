@@ -152,15 +152,14 @@ extension RowCodec {
             if count <= offsets.count {
                 return RowColumns(encoded: EncodedColumns.make(area, offsets: UnsafeBufferPointer(rebasing: offsets[..<count])))
             }
-            let wide = [UInt16](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let starts = [UInt16](unsafeUninitializedCapacity: count) { buffer, initialized in
                 var walker = ByteReader(bytes: area)
                 // Checked above: skipping cannot fail.
-                while initialized < count, (try? skipColumn(&walker)) != nil {
+                repeat {
                     buffer[initialized] = UInt16(truncatingIfNeeded: walker.offset)
                     initialized += 1
-                }
+                } while initialized < count && (try? skipColumn(&walker)) != nil
             }
-            let starts = [0] + wide.dropLast()
             return starts.withUnsafeBufferPointer { RowColumns(encoded: EncodedColumns.make(area, offsets: $0)) }
         }
     }
@@ -185,7 +184,7 @@ extension RowCodec {
         case .null, .boolFalse, .boolTrue: return true
         case .int: _ = try reader.varint()
         case .nonNegativeInt: return try reader.varint() <= UInt64(Int64.max)
-        case .wholeSecondsDate: return unzigzag(try reader.varint()).magnitude < 9_000_000_000_000_000
+        case .wholeSecondsDate: return unzigzag(try reader.varint()).magnitude < wholeSecondsLimit.magnitude
         case .double, .date: _ = try reader.bytes(8)
         case .float: _ = try reader.bytes(4)
         case .uuid: _ = try reader.bytes(16)
