@@ -143,30 +143,32 @@ public enum XXH3 {
 
     // MARK: Long inputs
 
+    /// The long-input loop with its eight lanes in four two-lane vectors (SSE2 on x86-64):
+    /// each stripe is four vector loads, xors, 32×32→64-bit multiplies (`pmuludq`) and adds
+    /// instead of eight of each. Lane order is the specification's: vector `v` holds
+    /// accumulators `2v` and `2v + 1`, and each adds the other's input word (the swap).
     static func hashLong(_ input: UnsafeRawPointer, _ length: Int, _ key: UnsafeRawPointer) -> UInt64 {
-        var a0 = prime32_3, a1 = prime64_1, a2 = prime64_2, a3 = prime64_3
-        var a4 = prime64_4, a5 = prime32_2, a6 = prime64_5, a7 = prime32_1
+        typealias Lanes = SIMD2<UInt64>
+        var v0 = Lanes(prime32_3, prime64_1), v1 = Lanes(prime64_2, prime64_3)
+        var v2 = Lanes(prime64_4, prime32_2), v3 = Lanes(prime64_5, prime32_1)
+        let low32 = Lanes(repeating: 0xFFFF_FFFF)
 
-        @inline(__always) func stripe(_ offset: Int, _ keyOffset: Int) {
-            let d0 = read64(input, offset), d1 = read64(input, offset + 8)
-            let d2 = read64(input, offset + 16), d3 = read64(input, offset + 24)
-            let d4 = read64(input, offset + 32), d5 = read64(input, offset + 40)
-            let d6 = read64(input, offset + 48), d7 = read64(input, offset + 56)
-            let k0 = d0 ^ read64(key, keyOffset), k1 = d1 ^ read64(key, keyOffset + 8)
-            let k2 = d2 ^ read64(key, keyOffset + 16), k3 = d3 ^ read64(key, keyOffset + 24)
-            let k4 = d4 ^ read64(key, keyOffset + 32), k5 = d5 ^ read64(key, keyOffset + 40)
-            let k6 = d6 ^ read64(key, keyOffset + 48), k7 = d7 ^ read64(key, keyOffset + 56)
-            a1 = a1 &+ d0; a0 = a0 &+ (k0 & 0xFFFF_FFFF) &* (k0 >> 32)
-            a0 = a0 &+ d1; a1 = a1 &+ (k1 & 0xFFFF_FFFF) &* (k1 >> 32)
-            a3 = a3 &+ d2; a2 = a2 &+ (k2 & 0xFFFF_FFFF) &* (k2 >> 32)
-            a2 = a2 &+ d3; a3 = a3 &+ (k3 & 0xFFFF_FFFF) &* (k3 >> 32)
-            a5 = a5 &+ d4; a4 = a4 &+ (k4 & 0xFFFF_FFFF) &* (k4 >> 32)
-            a4 = a4 &+ d5; a5 = a5 &+ (k5 & 0xFFFF_FFFF) &* (k5 >> 32)
-            a7 = a7 &+ d6; a6 = a6 &+ (k6 & 0xFFFF_FFFF) &* (k6 >> 32)
-            a6 = a6 &+ d7; a7 = a7 &+ (k7 & 0xFFFF_FFFF) &* (k7 >> 32)
+        @inline(__always) func load(_ pointer: UnsafeRawPointer, _ offset: Int) -> Lanes {
+            Lanes(read64(pointer, offset), read64(pointer, offset + 8))
         }
-        @inline(__always) func scramble(_ value: UInt64, _ keyOffset: Int) -> UInt64 {
-            ((value ^ (value >> 47)) ^ read64(key, keyOffset)) &* prime32_1
+        @inline(__always) func accumulate(_ lanes: inout Lanes, _ offset: Int, _ keyOffset: Int) {
+            let data = load(input, offset)
+            let keyed = data ^ load(key, keyOffset)
+            lanes &+= Lanes(data.y, data.x) &+ (keyed & low32) &* (keyed &>> 32)
+        }
+        @inline(__always) func stripe(_ offset: Int, _ keyOffset: Int) {
+            accumulate(&v0, offset, keyOffset)
+            accumulate(&v1, offset + 16, keyOffset + 16)
+            accumulate(&v2, offset + 32, keyOffset + 32)
+            accumulate(&v3, offset + 48, keyOffset + 48)
+        }
+        @inline(__always) func scramble(_ lanes: inout Lanes, _ keyOffset: Int) {
+            lanes = ((lanes ^ (lanes &>> 47)) ^ load(key, keyOffset)) &* Lanes(repeating: prime32_1)
         }
 
         let secretSize = 192, stripesPerBlock = (secretSize - 64) / 8, blockLength = 64 * stripesPerBlock
@@ -174,18 +176,17 @@ public enum XXH3 {
         for block in 0..<blocks {
             for n in 0..<stripesPerBlock { stripe(block * blockLength + n * 64, n * 8) }
             let s = secretSize - 64
-            a0 = scramble(a0, s); a1 = scramble(a1, s + 8); a2 = scramble(a2, s + 16); a3 = scramble(a3, s + 24)
-            a4 = scramble(a4, s + 32); a5 = scramble(a5, s + 40); a6 = scramble(a6, s + 48); a7 = scramble(a7, s + 56)
+            scramble(&v0, s); scramble(&v1, s + 16); scramble(&v2, s + 32); scramble(&v3, s + 48)
         }
         let lastStripes = ((length - 1) - blockLength * blocks) / 64
         for n in 0..<lastStripes { stripe(blocks * blockLength + n * 64, n * 8) }
         stripe(length - 64, secretSize - 64 - 7)
 
         var result = UInt64(length) &* prime64_1
-        result = result &+ foldedMultiply(a0 ^ read64(key, 11), a1 ^ read64(key, 19))
-        result = result &+ foldedMultiply(a2 ^ read64(key, 27), a3 ^ read64(key, 35))
-        result = result &+ foldedMultiply(a4 ^ read64(key, 43), a5 ^ read64(key, 51))
-        result = result &+ foldedMultiply(a6 ^ read64(key, 59), a7 ^ read64(key, 67))
+        result = result &+ foldedMultiply(v0.x ^ read64(key, 11), v0.y ^ read64(key, 19))
+        result = result &+ foldedMultiply(v1.x ^ read64(key, 27), v1.y ^ read64(key, 35))
+        result = result &+ foldedMultiply(v2.x ^ read64(key, 43), v2.y ^ read64(key, 51))
+        result = result &+ foldedMultiply(v3.x ^ read64(key, 59), v3.y ^ read64(key, 67))
         return avalanche(result)
     }
 }

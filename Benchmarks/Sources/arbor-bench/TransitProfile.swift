@@ -13,6 +13,7 @@ struct TransitProfile: ParsableCommand {
     @Option(name: .customLong("max-stop-times")) var maxStopTimes = Int.max
     @Flag(help: "Declare the compound (stop, departureTime) index (use a separate --path).") var compound = false
     @Option(name: .customLong("cache-mib"), help: "Page cache of the store opened for the queries.") var cacheMiB = 64
+    @Option(help: "Also run the query on this SQLite file (made by `transit`) and print both medians and their ratio.") var sqlite: String?
 
     func run() throws {
         if query == "import" { try? FileManager.default.removeItem(atPath: path) }
@@ -61,5 +62,25 @@ struct TransitProfile: ParsableCommand {
         }
         print(String(format: "%@: median %.4f ms, p95 %.4f ms, total %.1f ms", query, Clock.median(latencies),
                      Clock.percentile(latencies, 0.95), latencies.reduce(0, +)))
+        if let sqlite { try compare(with: SQLiteTransitSide(path: sqlite), points: points, arbor: latencies) }
+    }
+
+    /// The same queries on SQLite's side, for a quick ratio without the whole benchmark.
+    func compare(with side: SQLiteTransitSide, points: QueryPoints, arbor: [Double]) throws {
+        let latencies: [Double]
+        switch query {
+        case "geo80": latencies = try side.geo(points, meters: 80).latencies
+        case "geo800": latencies = try side.geo(points, meters: 800).latencies
+        case "empty":
+            var offMap = points
+            offMap.points = offMap.points.map { _ in (latitude: 0, longitude: 0) }
+            latencies = try side.geo(offMap, meters: 80).latencies
+        case "subquery": latencies = try side.subquery(points).latencies
+        case "prefix": latencies = try side.prefix(points, normalizedAttribute: false).latencies
+        case "normalized": latencies = try side.prefix(points, normalizedAttribute: true).latencies
+        default: throw ValidationError("no SQLite side for \(query)")
+        }
+        print(String(format: "sqlite %@: median %.4f ms, p95 %.4f ms; ratio of medians %.2fx", query, Clock.median(latencies),
+                     Clock.percentile(latencies, 0.95), Clock.median(latencies) / Clock.median(arbor)))
     }
 }
