@@ -29,10 +29,20 @@ struct TransitBenchmark: ParsableCommand {
             print(String(format: "  %@: arbor %.3f, sqlite %.3f %@", name, arbor, sqlite, unit))
         }
         var warmPaths: [String] = []
-        func latencies(_ name: String, _ arborQueries: () throws -> (latencies: [Double], checksum: Int),
-                       _ sqliteQueries: () throws -> (latencies: [Double], checksum: Int)) throws {
+        // The two sides take turns, a block of queries each (the first side alternating), so a
+        // change in the machine's speed during a measurement (this machine's varies by up to 2x
+        // over minutes) falls on both sides alike instead of on whichever ran then.
+        func latencies(_ name: String, _ arborQueries: (QueryPoints) throws -> (latencies: [Double], checksum: Int),
+                       _ sqliteQueries: (QueryPoints) throws -> (latencies: [Double], checksum: Int)) throws {
             FileCache.warm(warmPaths)
-            let arbor = try arborQueries(), sqlite = try sqliteQueries()
+            var arbor: (latencies: [Double], checksum: Int) = ([], 0), sqlite: (latencies: [Double], checksum: Int) = ([], 0)
+            let block = 10
+            for (turn, start) in stride(from: 0, to: points.points.count, by: block).enumerated() {
+                let part = points.slice(start..<min(start + block, points.points.count))
+                func runArbor() throws { let result = try arborQueries(part); arbor.latencies += result.latencies; arbor.checksum += result.checksum }
+                func runSQLite() throws { let result = try sqliteQueries(part); sqlite.latencies += result.latencies; sqlite.checksum += result.checksum }
+                if turn % 2 == 0 { try runArbor(); try runSQLite() } else { try runSQLite(); try runArbor() }
+            }
             guard arbor.checksum == sqlite.checksum else { throw BenchError.wrongAnswer("\(name): checksums \(arbor.checksum) vs \(sqlite.checksum)") }
             add(name + " median", Clock.median(arbor.latencies), Clock.median(sqlite.latencies), "ms")
             add(name + " p95", Clock.percentile(arbor.latencies, 0.95), Clock.percentile(sqlite.latencies, 0.95), "ms")
@@ -47,13 +57,13 @@ struct TransitBenchmark: ParsableCommand {
         add("file size", arbor.fileMiB, sqlite.fileMiB, "MiB")
         warmPaths = [arbor.path, sqlite.path]
 
-        try latencies("geo box 80 m, limit 200, filled", { try arbor.geo(points, meters: 80) }, { try sqlite.geo(points, meters: 80) })
-        try latencies("geo box 800 m, limit 200, filled", { try arbor.geo(points, meters: 800) }, { try sqlite.geo(points, meters: 800) })
-        try latencies("800 m box + SUBQUERY window (FK index)", { try arbor.subquery(points) }, { try sqlite.subquery(points) })
-        try latencies("name BEGINSWITH[cd] (normalized index vs function)", { try arbor.prefix(points, normalizedAttribute: false) },
-                      { try sqlite.prefix(points, normalizedAttribute: false) })
-        try latencies("normalizedName BEGINSWITH (both indexed)", { try arbor.prefix(points, normalizedAttribute: true) },
-                      { try sqlite.prefix(points, normalizedAttribute: true) })
+        try latencies("geo box 80 m, limit 200, filled", { try arbor.geo($0, meters: 80) }, { try sqlite.geo($0, meters: 80) })
+        try latencies("geo box 800 m, limit 200, filled", { try arbor.geo($0, meters: 800) }, { try sqlite.geo($0, meters: 800) })
+        try latencies("800 m box + SUBQUERY window (FK index)", { try arbor.subquery($0) }, { try sqlite.subquery($0) })
+        try latencies("name BEGINSWITH[cd] (normalized index vs function)", { try arbor.prefix($0, normalizedAttribute: false) },
+                      { try sqlite.prefix($0, normalizedAttribute: false) })
+        try latencies("normalizedName BEGINSWITH (both indexed)", { try arbor.prefix($0, normalizedAttribute: true) },
+                      { try sqlite.prefix($0, normalizedAttribute: true) })
 
         var arborSum = 0, sqliteSum = 0
         let arborIterate = try Clock.seconds { arborSum = try arbor.iterate() }
@@ -88,8 +98,8 @@ struct TransitBenchmark: ParsableCommand {
         try sqliteCompound.importFeed(feed, compound: true)
         warmPaths = [arborCompound.path, sqliteCompound.path]
         _ = sqliteCompound.fileMiB  // checkpoint the WAL into the file, as the first pair's
-        try latencies("800 m box + SUBQUERY window (stop, departure index)", { try arborCompound.subquery(points) },
-                      { try sqliteCompound.subquery(points) })
+        try latencies("800 m box + SUBQUERY window (stop, departure index)", { try arborCompound.subquery($0) },
+                      { try sqliteCompound.subquery($0) })
 
         print()
         report.printTable()

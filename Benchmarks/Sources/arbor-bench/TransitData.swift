@@ -115,6 +115,15 @@ struct QueryPoints {
         }
     }
 
+    /// The queries at `indices` (points, windows and prefixes alike).
+    func slice(_ indices: Range<Int>) -> QueryPoints {
+        var part = self
+        part.points = Array(points[indices])
+        part.windows = Array(windows[indices])
+        part.prefixes = Array(prefixes[indices])
+        return part
+    }
+
     static func fold(_ text: String) -> String { text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil) }
 
     /// The objc.io article's box: half-size D meters → degrees, with D = distance * 1.1, R = 6371009.
