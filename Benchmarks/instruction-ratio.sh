@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Instructions per transit query, Arbor against SQLite (through GRDB), counted by callgrind:
+# the same queries on both sides in one process, each side's instructions taken from the
+# inclusive cost of its query code. Unlike wall-clock ratios on a shared machine, the counts
+# repeat exactly from run to run (they leave out cache misses and system calls).
+#
+# usage: ./instruction-ratio.sh QUERY [REPEATS [ARBOR_STORE SQLITE_STORE [--compound]]]
+#   QUERY: geo80, geo800, empty, normalized, prefix, subquery
+#   The stores default to those `arbor-bench transit` leaves in $TMPDIR/arbor-bench-transit
+#   (transit-compound.* with --compound for the (stop, departureTime) index).
+# Needs valgrind and a release build (swift build -c release).
+set -euo pipefail
+query=${1:?query}; repeats=${2:-200}
+directory=${TMPDIR:-/tmp}/arbor-bench-transit
+arbor=${3:-$directory/transit.arbor}; sqlite=${4:-$directory/transit.sqlite}
+shift $(( $# < 4 ? $# : 4 ))
+# Arbor: the benchmark's per-query closure (fetch, reading identifier and name, releasing the
+# objects). SQLite: its read closure (the statement prepared once, then every query).
+case $query in
+  geo80|geo800|empty) arborSymbol='$s11arbor_bench16ArborTransitSideV3geo_6metersSaySdG9latencies_Si8checksumtAA11QueryPointsV_SdtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
+  normalized|prefix) arborSymbol='$s11arbor_bench16ArborTransitSideV6prefix_19normalizedAttributeSaySdG9latencies_Si8checksumtAA11QueryPointsV_SbtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
+  subquery) arborSymbol='$s11arbor_bench16ArborTransitSideV8subqueryySaySdG9latencies_Si8checksumtAA11QueryPointsVKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
+  *) echo "unknown query $query" >&2; exit 2 ;;
+esac
+sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV7measure_3sql_SaySdG9latencies_Si8checksumtSi_SS4GRDB18StatementArgumentsVSiXEtKFAfG_SiAHtAI8DatabaseCKXEfU_'
+cd "$(dirname "$0")"
+output=$(mktemp)
+trap 'rm -f "$output"' EXIT
+valgrind --tool=callgrind --callgrind-out-file="$output" --toggle-collect="$arborSymbol" --toggle-collect="$sqliteSymbol" \
+  .build/release/arbor-bench transit-profile --path "$arbor" --sqlite "$sqlite" --query "$query" --repeats "$repeats" "$@" > /dev/null 2>&1
+# The largest inclusive count listed for the symbol (it is listed once per source file its
+# inlined code comes from; the largest is the whole).
+inclusive() {
+  callgrind_annotate --inclusive=yes "$output" 2> /dev/null | grep -F "$1" | grep -vF "$1""TA" \
+    | awk '{gsub(",", "", $1); if ($1 + 0 > max) max = $1 + 0} END {print max}'
+}
+a=$(inclusive "$arborSymbol"); s=$(inclusive "$sqliteSymbol")
+awk -v q="$query" -v n="$repeats" -v a="$a" -v s="$s" \
+  'BEGIN { printf "%s: arbor %.1fk, sqlite %.1fk instructions per query (mean of %d); ratio %.2fx\n", q, a / n / 1000, s / n / 1000, n, s / a }'
