@@ -42,15 +42,6 @@ struct TransitProfile: ParsableCommand {
         }
         var latencies: [Double] = []
         switch query {
-        case "geo80": latencies = try side.geo(points, meters: 80).latencies
-        case "geo800": latencies = try side.geo(points, meters: 800).latencies
-        case "empty":
-            var offMap = points
-            offMap.points = offMap.points.map { _ in (latitude: 0, longitude: 0) }
-            latencies = try side.geo(offMap, meters: 80).latencies
-        case "subquery": latencies = try side.subquery(points).latencies
-        case "prefix": latencies = try side.prefix(points, normalizedAttribute: false).latencies
-        case "normalized": latencies = try side.prefix(points, normalizedAttribute: true).latencies
         case "iterate":
             latencies = [try Clock.seconds { _ = try side.iterate() } * 1000]
             Memory.resetPeak()
@@ -58,29 +49,42 @@ struct TransitProfile: ParsableCommand {
             _ = try side.iterate()
             print(String(format: "iterate: peak memory growth in a second pass %.1f MiB", Memory.peakMiB - before))
         case "count": latencies = [try Clock.seconds { _ = try side.countPerStop() } * 1000]
-        default: throw ValidationError("unknown query \(query)")
+        default: latencies = try Self.latencies(query, on: side, points: points)
         }
         print(String(format: "%@: median %.4f ms, p95 %.4f ms, total %.1f ms", query, Clock.median(latencies),
                      Clock.percentile(latencies, 0.95), latencies.reduce(0, +)))
-        if let sqlite { try compare(with: SQLiteTransitSide(path: sqlite), points: points, arbor: latencies) }
+        if let sqlite {
+            // The same queries on SQLite's side, for a quick ratio without the whole benchmark.
+            let other = try Self.latencies(query, on: SQLiteTransitSide(path: sqlite), points: points)
+            print(String(format: "sqlite %@: median %.4f ms, p95 %.4f ms; ratio of medians %.2fx", query, Clock.median(other),
+                         Clock.percentile(other, 0.95), Clock.median(other) / Clock.median(latencies)))
+        }
     }
 
-    /// The same queries on SQLite's side, for a quick ratio without the whole benchmark.
-    func compare(with side: SQLiteTransitSide, points: QueryPoints, arbor: [Double]) throws {
-        let latencies: [Double]
+    /// The latencies of the queries of kind `query` (those both sides answer) on `side`.
+    static func latencies(_ query: String, on side: some TransitQuerySide, points: QueryPoints) throws -> [Double] {
         switch query {
-        case "geo80": latencies = try side.geo(points, meters: 80).latencies
-        case "geo800": latencies = try side.geo(points, meters: 800).latencies
+        case "geo80": return try side.geo(points, meters: 80).latencies
+        case "geo800": return try side.geo(points, meters: 800).latencies
         case "empty":
             var offMap = points
             offMap.points = offMap.points.map { _ in (latitude: 0, longitude: 0) }
-            latencies = try side.geo(offMap, meters: 80).latencies
-        case "subquery": latencies = try side.subquery(points).latencies
-        case "prefix": latencies = try side.prefix(points, normalizedAttribute: false).latencies
-        case "normalized": latencies = try side.prefix(points, normalizedAttribute: true).latencies
-        default: throw ValidationError("no SQLite side for \(query)")
+            return try side.geo(offMap, meters: 80).latencies
+        case "subquery": return try side.subquery(points).latencies
+        case "prefix": return try side.prefix(points, normalizedAttribute: false).latencies
+        case "normalized": return try side.prefix(points, normalizedAttribute: true).latencies
+        default: throw ValidationError("unknown query \(query)")
         }
-        print(String(format: "sqlite %@: median %.4f ms, p95 %.4f ms; ratio of medians %.2fx", query, Clock.median(latencies),
-                     Clock.percentile(latencies, 0.95), Clock.median(latencies) / Clock.median(arbor)))
     }
 }
+
+/// The queries both sides of the transit benchmark answer, each returning per-query
+/// latencies (ms) and a checksum of what was read.
+protocol TransitQuerySide {
+    func geo(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int)
+    func subquery(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int)
+    func prefix(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int)
+}
+
+extension ArborTransitSide: TransitQuerySide {}
+extension SQLiteTransitSide: TransitQuerySide {}
