@@ -15,6 +15,10 @@
 ///
 /// Tuple keys of format 2 encode most integers in under eight bytes, so row keys and
 /// foreign-key entries are usually decided by their prefix alone.
+///
+/// Compact leaves are searched the same way without an array: a leaf is usually searched once
+/// or twice per load, too few times to pay for one. Each step reads the probed key's first
+/// eight bytes in place with one load, masked to the key's length.
 extension Page {
     /// The first eight bytes of `key` as a big-endian number, zero-padded.
     @inline(__always)
@@ -40,6 +44,54 @@ extension Page {
             prefixes.initializeElement(at: index, to: withKey(index) { Self.searchPrefix($0) })
         }
         return prefixes
+    }
+
+    /// `lowerBound(_:)` of a compact leaf (validated: every cell lies inside the page): keys
+    /// are compared by search prefix, read in place; whole keys only when the prefixes tie
+    /// and one of the keys is longer than eight bytes. Two keys of at most eight bytes with
+    /// equal padded prefixes differ only in zero bytes past the shorter one's end, so the
+    /// shorter one is first.
+    func compactLeafLowerBound(_ key: UnsafeRawBufferPointer) -> Int {
+        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
+        let target = Self.searchPrefix(key), targetLength = key.count
+        // A key with eight readable bytes before the page ends takes the fast step.
+        let lastWord = size &- 8
+        var low = 0, high = count
+        while low < high {
+            let mid = (low &+ high) &>> 1
+            let offset = Int(base.loadUnaligned(fromByteOffset: PageHeader.size &+ 2 &* mid, as: UInt16.self).littleEndian)
+            // The common forms (see `compactLeafCell`): a one-byte key length, then a value
+            // header of one byte or (values of 64 to 8191 bytes) two. A validated cell has at
+            // least three bytes, so the third byte is in the page.
+            let keyLength = Int(base.load(fromByteOffset: offset, as: UInt8.self))
+            let header = base.load(fromByteOffset: offset &+ 1, as: UInt8.self)
+            var keyStart = -1
+            if keyLength < 0x80 {
+                if header < 0x80 {
+                    keyStart = offset &+ 2
+                } else if base.load(fromByteOffset: offset &+ 2, as: UInt8.self) < 0x80 {
+                    keyStart = offset &+ 3
+                }
+            }
+            let before: Bool
+            if keyStart >= 0, keyStart <= lastWord {
+                let word = UInt64(bigEndian: base.loadUnaligned(fromByteOffset: keyStart, as: UInt64.self))
+                // Validated keys are never empty: the shift is 8 to 56 bits.
+                let prefix = keyLength >= 8 ? word : word & ~(UInt64.max &>> UInt64(8 &* keyLength))
+                if prefix != target {
+                    before = prefix < target
+                } else if keyLength <= 8 && targetLength <= 8 {
+                    before = keyLength < targetLength
+                } else {
+                    before = compareBytes(UnsafeRawBufferPointer(start: base + keyStart, count: keyLength), key) < 0
+                }
+            } else {
+                let (start, length) = keyLocation(mid)
+                before = compareBytes(UnsafeRawBufferPointer(start: base + start, count: length), key) < 0
+            }
+            if before { low = mid &+ 1 } else { high = mid }
+        }
+        return low
     }
 
     /// `childIndex(for:)` over the separator prefixes: the first separator greater than `key`.

@@ -170,6 +170,7 @@ final class Page: @unchecked Sendable {
 
     /// Index of the first leaf key >= `key` (may be `count`).
     func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
+        if compactCells, level == 0 { return compactLeafLowerBound(key) }
         var low = 0, high = count
         while low < high {
             let mid = (low + high) >> 1

@@ -11,6 +11,10 @@ import Testing
 struct PageSearchTests {
     enum Kind: String, CaseIterable {
         case denseIntegers, clusteredIntegers, randomIntegers, doubles, strings, mixed
+        /// Keys of 1 to 200 bytes sharing long prefixes, every other value 70 bytes: cells whose
+        /// key length or value header takes two bytes among common ones, and ties of eight-byte
+        /// prefixes.
+        case longKeys
     }
 
     static func keys(_ kind: Kind, _ random: inout SplitMix64) -> [[UInt8]] {
@@ -26,6 +30,9 @@ struct PageSearchTests {
                 return TupleKey.encode([.double(13.3 + Double(random.next() % 100_000) / 1e6), .integer(Int64(index))])
             case .strings:
                 return TupleKey.encode([.string(String((0..<Int(random.next() % 12)).map { _ in Array("abcé0")[Int(random.next() % 5)] })), .integer(Int64(index))])
+            case .longKeys:
+                let length = Int(random.next() % 200)
+                return [0x20] + Array(repeating: 0x61, count: length) + TupleKey.encode([.integer(Int64(index))])
             case .mixed:
                 let values: [TupleValue] = [.integer(Int64(random.next() % 50)), .double(Double(random.next() % 50)), .string("s\(random.next() % 50)"), .null]
                 return TupleKey.encode([values[Int(random.next() % 4)], .integer(Int64(index))])
@@ -41,7 +48,9 @@ struct PageSearchTests {
         let db = try Database.open(file: file)
         try db.update { tx in
             let tree = try tx.createTree("t")
-            for key in keys { try tree.put(key, [1, 2, 3]) }
+            for (index, key) in keys.enumerated() {
+                try tree.put(key, kind == .longKeys && index % 2 == 0 ? Array(repeating: 7, count: 70) : [1, 2, 3])
+            }
         }
         let image = file.currentBytes
         let pageSize = 4096
