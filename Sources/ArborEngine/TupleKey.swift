@@ -409,7 +409,15 @@ extension TupleKey {
         }
         guard count <= key.count - offset - 1 else { return nil }
         var bits: UInt64 = 0
-        for index in 1...count { bits = bits << 8 | UInt64(base.load(fromByteOffset: offset + index, as: UInt8.self)) }
+        let end = offset + 1 + count
+        if end >= 8 {
+            // One load of the eight bytes ending with the body (inside the key), its high
+            // bytes (before the body) masked off.
+            bits = UInt64(bigEndian: base.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self))
+            if count < 8 { bits &= (1 << UInt64(8 * count)) &- 1 }
+        } else {
+            for index in 1...count { bits = bits << 8 | UInt64(base.load(fromByteOffset: offset + index, as: UInt8.self)) }
+        }
         switch tag {
         case 0x23: return (Int64(bitPattern: bits ^ (1 << 63)), offset + 9)
         case 0x12: return bits >> 63 == 1 ? (Int64(bitPattern: bits), offset + 9) : nil
@@ -425,9 +433,21 @@ extension TupleKey {
     /// - Complexity: O(bytes of the key from `first`).
     @inlinable
     public static func lastComponentStart(in key: UnsafeRawBufferPointer, from first: Int = 0) -> Int? {
+        guard first >= 0, let base = key.baseAddress else { return nil }
         var start = first
         while start < key.count {
-            guard let end = componentEnd(in: key, from: start) else { return nil }
+            let tag = base.load(fromByteOffset: start, as: UInt8.self)
+            let end: Int
+            if tag &- 0x13 <= 8 {
+                // A compact integer (tags 0x13 to 0x1B, the usual row key and list position):
+                // its size is in its tag, read here without a call.
+                let size = Int(tag &- 0x12)
+                guard size <= key.count - start else { return nil }
+                end = start + size
+            } else {
+                guard let next = componentEnd(in: key, from: start) else { return nil }
+                end = next
+            }
             if end == key.count { return start }
             start = end
         }

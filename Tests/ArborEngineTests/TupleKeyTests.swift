@@ -104,6 +104,35 @@ struct TupleKeyTests {
         #expect(TupleKey.integer(in: key, at: start)?.value == 300)
     }
 
+    @Test("an integer after other bytes, and the last component, read in place as by walking the bytes")
+    func integersAfterPrefixes() {
+        var g = SplitMix64(seed: 0x1A8)
+        let tags: [UInt8] = [0x12, 0x13, 0x14, 0x15, 0x17, 0x1A, 0x1B, 0x23, 0x40, 0x1C, 0x05]
+        for _ in 0..<50_000 {
+            // Random bytes, then something shaped like a component: a tag and up to nine bytes.
+            var bytes = (0..<Int(g.next() % 12)).map { _ in UInt8(truncatingIfNeeded: g.next()) }
+            let offset = bytes.count
+            bytes.append(tags[Int(g.next() % UInt64(tags.count))])
+            for _ in 0..<Int(g.next() % 10) { bytes.append(g.next() % 3 == 0 ? 0 : UInt8(truncatingIfNeeded: g.next())) }
+            let generic = TupleKey.integer(in: bytes, at: offset)
+            let inPlace = bytes.withUnsafeBytes { TupleKey.integer(in: $0, at: offset) }
+            #expect(generic?.value == inPlace?.value && generic?.end == inPlace?.end, "\(bytes) at \(offset)")
+            // From the component's start: the walk over component ends decides.
+            let first = Int(g.next() % UInt64(bytes.count + 1))
+            let found = bytes.withUnsafeBytes { TupleKey.lastComponentStart(in: $0, from: first) }
+            let walked: Int? = bytes.withUnsafeBytes { key in
+                var start = first
+                while start < key.count {
+                    guard let end = TupleKey.componentEnd(in: key, from: start) else { return nil }
+                    if end == key.count { return start }
+                    start = end
+                }
+                return nil
+            }
+            #expect(found == walked, "\(bytes) from \(first)")
+        }
+    }
+
     @Test("decoding returns the original values and directions")
     func roundTrip() throws {
         var g = SplitMix64(seed: 8)
