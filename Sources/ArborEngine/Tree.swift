@@ -116,6 +116,15 @@ public struct Tree {
         return try transaction.withValueInMemory(box, key, body)
     }
 
+    /// `withValueInMemory(forKey:_:)` for a body that returns a verdict (nil: undecided),
+    /// compiled for that type here: the generic form runs unspecialized in other modules,
+    /// through value witnesses, and a semi-join tests up to millions of member rows with it.
+    public func withValueInMemory(forKey key: UnsafeRawBufferPointer,
+                                  _ body: (UnsafeRawBufferPointer) throws -> Bool?) throws -> LookupInMemory<Bool?> {
+        try transaction.ensureOpen()
+        return try transaction.withValueInMemory(box, key, body)
+    }
+
     /// All entries in `range`, in order.
     public func entries(in range: KeyRange = .all, limit: Int = .max) throws -> [(key: [UInt8], value: [UInt8])] {
         var result: [(key: [UInt8], value: [UInt8])] = []

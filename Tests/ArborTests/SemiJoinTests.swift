@@ -90,4 +90,46 @@ struct SemiJoinTests {
             #expect(try run(stack, from: from, to: to).names == expected, "window \(from)...\(to)")
         }
     }
+
+    /// Members of a sub-entity have rows the byte filter cannot decide (another entity code):
+    /// the whole predicate decides them, whether their rows are in memory (tried after the
+    /// members the filter decides) or read from the file.
+    @Test("with only the foreign-key index, members of a sub-entity are decided by the whole predicate",
+          arguments: [4 * 4096, 64 << 20])
+    func subentityMembers(cacheBytes: Int) throws {
+        var entities = Fixtures.transitEntities()
+        entities[1].indexes = []
+        entities.append(EntityDescription("ExpressStopTime", superentity: "StopTime",
+                                          attributes: [AttributeDescription("express", .bool, defaultValue: .bool(true))]))
+        let stack = try TestStack(model: try ManagedObjectModel(entities: entities), cacheBytes: cacheBytes)
+        let context = stack.context()
+        try context.performAndWait {
+            // Stop 0 departs in the window only with express services, stop 1 only with
+            // regular ones, stop 2 never; every stop has 200 regular departures outside it.
+            for number in 0..<3 {
+                let stop = makeStop(context, Int64(number))
+                for minute in 0..<200 {
+                    let time = StopTime(context: context)
+                    time.departureTime = Date(timeIntervalSince1970: Double(21600 + minute * 60))
+                    time.arrivalTime = time.departureTime
+                    time.stop = stop
+                }
+                let inWindow = Date(timeIntervalSince1970: 40_000)
+                if number == 0 {
+                    let express = try context.insertNewObject(forEntityName: "ExpressStopTime")
+                    express.setValue(inWindow, forKey: "departureTime")
+                    express.setValue(inWindow, forKey: "arrivalTime")
+                    express.setValue(stop, forKey: "stop")
+                } else if number == 1 {
+                    let time = StopTime(context: context)
+                    time.departureTime = inWindow
+                    time.arrivalTime = inWindow
+                    time.stop = stop
+                }
+            }
+            try context.save()
+        }
+        #expect(try run(stack, from: 39_990, to: 40_010).names == [0, 1])
+        #expect(try run(stack, from: 50_000, to: 50_010).names.isEmpty)
+    }
 }

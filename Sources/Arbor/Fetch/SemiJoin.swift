@@ -110,16 +110,11 @@ extension RowSubject {
               let inverse = destination.relationship(named: relationship.description.inverse),
               let foreignKeys = inverse.foreignKeyTree else { return nil }
         let rowTree = try tx.tree(destination.rowTree)
-        var found = false
         // Counted once (the statistics take a lock).
         var read = 0
         defer { store.rowCache.noteRowsRead(read) }
-        /// Whether `member` meets the condition, given the filter's `verdict` on its row's
-        /// bytes: the verdict, or the whole predicate on the decoded row when the filter
-        /// cannot tell (nil).
-        func meets(_ verdict: Bool?, _ member: Int64, code: UInt16) throws -> Bool {
-            read += 1
-            if let verdict { return verdict }
+        /// Whether `member`'s row meets the whole predicate (for rows the filter cannot tell).
+        func meetsWhole(_ member: Int64, code: UInt16) throws -> Bool {
             let id = try store.objectID(code: code, key: member, location: foreignKeys)
             guard let row = try store.readRow(tx, id) else { return false }
             let subject = RowSubject(subjectID: id, entity: store.model.infosByCode[row.entityCode] ?? id.info, row: row, store: store, tx: tx)
@@ -130,10 +125,12 @@ extension RowSubject {
         // key (the last component) starts after it.
         let ownerLength = owner.count
         // One member meeting the condition is the answer, whichever it is: members whose rows
-        // are in memory go first, and the others (each a file read) only if none of those
-        // meets it. Members of one owner are scattered over the table, so most of them are
-        // usually not in memory.
-        var elsewhere: [(member: Int64, code: UInt16)] = []
+        // are in memory and that the filter decides go first, then those it cannot decide, and
+        // the others (each a file read) only if none of those meets it. Members of one owner
+        // are scattered over the table, so most of them are usually not in memory.
+        // The walk's state is a class: variables captured by the per-entry closure would each
+        // cost a run-time exclusivity check per access.
+        let walk = MemberWalk()
         try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(owner)) { key, value in
             guard let start = TupleKey.lastComponentStart(in: key, from: ownerLength), let member = IndexKeys.integer(in: key, at: start),
                   let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
@@ -145,21 +142,31 @@ extension RowSubject {
             // the row where it lies in its page (no copy).
             let lookup = try rowTree.withValueInMemory(forKey: UnsafeRawBufferPointer(rebasing: key[start...])) { try filter.matches($0) }
             switch lookup {
-            case .found(let verdict): found = try meets(verdict, member, code: code)
+            case .found(let verdict?):
+                walk.read += 1
+                walk.found = verdict
+            case .found(nil): walk.undecided.append((member, code))
             // Not found under the entry's own bytes: looked up again below by the row key
             // encoded as the row tree encodes it (and skipped if missing, as reading the
             // members one by one does).
-            case .notInMemory, .absent: elsewhere.append((member, code))
+            case .notInMemory, .absent: walk.elsewhere.append((member, code))
             }
-            return !found
+            return !walk.found
         }
-        guard !found, !elsewhere.isEmpty else { return found }
+        read = walk.read
+        if walk.found { return true }
+        for (member, code) in walk.undecided {
+            read += 1
+            if try meetsWhole(member, code: code) { return true }
+        }
+        guard !walk.elsewhere.isEmpty else { return false }
         // Through one cursor: each descent shares what upper levels it can with the one before.
         let rows = try rowTree.makeCursor()
-        for (member, code) in elsewhere {
+        for (member, code) in walk.elsewhere {
             let key = store.keys.rowKey(member)
             guard let verdict = try key.withUnsafeBytes({ try rows.withValue(forKey: $0) { try filter.matches($0) } }) else { continue }
-            if try meets(verdict, member, code: code) { return true }
+            read += 1
+            if try verdict ?? meetsWhole(member, code: code) { return true }
         }
         return false
     }
@@ -350,4 +357,17 @@ extension PredicateExpression {
         case .subquery(let collection, _, let predicate): return 100 + collection.cost + predicate.cost
         }
     }
+}
+
+/// What `anyMember`'s walk over the foreign-key entries has found so far. Unchecked: one walk
+/// uses it, on one thread, and its accesses never overlap.
+private final class MemberWalk {
+    /// A member the filter passed.
+    @exclusivity(unchecked) var found = false
+    /// Member rows read and decided by the filter.
+    @exclusivity(unchecked) var read = 0
+    /// Members in memory whose rows the filter cannot decide: the whole predicate decides.
+    @exclusivity(unchecked) var undecided: [(member: Int64, code: UInt16)] = []
+    /// Members whose rows are not in memory.
+    @exclusivity(unchecked) var elsewhere: [(member: Int64, code: UInt16)] = []
 }
