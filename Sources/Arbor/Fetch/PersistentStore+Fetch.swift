@@ -128,8 +128,9 @@ extension PersistentStore {
         // index answers the rest) is checked before the row is read: only matches are read.
         // Not when other conditions remain: cheap column checks should still go first.
         let rowFree = residual?.readsOnlyToMany(of: info) ?? false
-        var examined = 0
-        var result: [FetchedRow] = []
+        // Counts and rows in a class: the per-entry closures below would otherwise capture
+        // variables, and each access to one costs a run-time exclusivity check.
+        let found = FetchAccumulator()
         do {
             try database.view { tx in
                 rowCache.observe(snapshot: tx.snapshotID)
@@ -138,8 +139,8 @@ extension PersistentStore {
                 /// `checked`: the residual already held (a row-free residual, checked before the read).
                 @discardableResult
                 func consider(_ key: Int64, _ row: StoredRow, checked: Bool = false) throws -> Bool {
-                    examined += 1
-                    if examined % 256 == 0, let onProgress { try onProgress(examined) }
+                    found.examined += 1
+                    if found.examined % 256 == 0, let onProgress { try onProgress(found.examined) }
                     // The fetched entity itself needs no lookup by code (the common case).
                     let concrete: EntityInfo
                     if row.entityCode == info.code {
@@ -152,19 +153,19 @@ extension PersistentStore {
                     let id = ObjectID(info: concrete, store: identifier, key: key)
                     // A subject only when a residual or a sort key path reads through it.
                     guard (!checked && residual != nil) || !keyPaths.isEmpty else {
-                        result.append(FetchedRow(id: id, row: row, values: []))
+                        found.rows.append(FetchedRow(id: id, row: row, values: []))
                         return true
                     }
                     let subject = RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)
                     if !checked, let residual, try !evaluator.evaluate(residual, subject) { return false }
                     let values = try keyPaths.map { try evaluator.follow($0, from: .object(id), start: subject) }
-                    result.append(FetchedRow(id: id, row: row, values: values))
+                    found.rows.append(FetchedRow(id: id, row: row, values: values))
                     return true
                 }
                 switch plan.access {
                 case .scan:
                     try tx.tree(info.rowTree).forEachUnsafe { key, value in
-                        if let limit, result.count >= limit { return false }
+                        if let limit, found.rows.count >= limit { return false }
                         guard let pk = IndexKeys.trailingKey(key) else {
                             throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key")
                         }
@@ -198,13 +199,13 @@ extension PersistentStore {
                     let reverse = orderedIndex?.ascending == false
                     let keys = keys, entityCode = info.code, rootCode = info.rootCode
                     let descendantCodes = includesSubentities ? info.descendantCodes : []
-                    var matched = result.count, skipped = 0
+                    var matched = found.rows.count, skipped = 0
                     // Conditions the key answers, checked by the scan itself: an entry one of
                     // them rejects is skipped without its row being read (another branch of a
                     // union may still find the row).
                     let filterSet = keyFilters.isEmpty ? nil : KeyFilterSet(keyFilters, onProgress: onProgress)
-                    filterSet?.examined = examined
-                    defer { examined += skipped + (filterSet?.rejected ?? 0) }
+                    filterSet?.examined = found.examined
+                    defer { found.examined += skipped + (filterSet?.rejected ?? 0) }
                     // For an ordered walk: the sort column's encoded bytes in the last match.
                     var lastSortKey: [UInt8]?
                     for range in ranges {
@@ -252,14 +253,17 @@ extension PersistentStore {
                                     return false
                                 }
                             }
-                            filterSet?.examined = examined + skipped
+                            filterSet?.examined = found.examined + skipped
                             return true
                         }
                     }
                 }
             }
         } catch { throw storeError(error, path: path) }
-        rowCache.noteRowsRead(examined)
+        rowCache.noteRowsRead(found.examined)
+        // Moved out, so the caller holds the only reference (appending then copies nothing).
+        let examined = found.examined, result = found.rows
+        found.rows = []
         return (result, FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: result.count,
                                         suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
                                                                                examined: examined, matched: result.count)))
@@ -306,4 +310,13 @@ extension PersistentStore {
     func explain(_ info: EntityInfo, predicate: ObjectPredicate?) -> String {
         QueryPlanner.plan(predicate, for: info, store: self).description
     }
+}
+
+/// A store fetch's running counts and rows. Unchecked: one fetch uses it, on one thread, and
+/// its accesses never overlap.
+final class FetchAccumulator {
+    /// Index entries or rows visited.
+    @exclusivity(unchecked) var examined = 0
+    /// Rows that met the predicate.
+    @exclusivity(unchecked) var rows: [FetchedRow] = []
 }
