@@ -60,6 +60,7 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
             for case .reference(let code, _) in values where isUnknown(code) { return code }
             return nil
         case .encoded(let encoded):
+            guard encoded.hasReferences else { return nil }
             for position in 0..<encoded.count where encoded.isReference(position) {
                 if case .reference(let code, _) = encoded.column(position), isUnknown(code) { return code }
             }
@@ -84,6 +85,8 @@ final class EncodedColumns: ManagedBuffer<EncodedColumns.Header, UInt8> {
         var count: Int
         /// Bytes written: the offsets and the columns.
         var used: Int
+        /// Whether some column is a reference (most rows have none: their check is skipped).
+        var hasReferences = false
     }
 
     /// Columns that `RowCodec.checkColumn` accepted, at the offsets given (one per column,
@@ -101,8 +104,14 @@ final class EncodedColumns: ManagedBuffer<EncodedColumns.Header, UInt8> {
                 (elements + 2 * offsets.count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: area.count)
             }
         }
+        // Each column starts with its tag (offsets are below `area.count`).
+        let hasReferences = offsets.contains { offset in RowCodec.isReferenceTag(area[Int(offset)]) }
+        columns.withUnsafeMutablePointerToHeader { $0.pointee.hasReferences = hasReferences }
         return columns
     }
+
+    /// Whether some column is a reference.
+    var hasReferences: Bool { withUnsafeMutablePointerToHeader { $0.pointee.hasReferences } }
 
     /// Columns. (Read through the pointer: the `header` property costs a run-time exclusivity check.)
     var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
