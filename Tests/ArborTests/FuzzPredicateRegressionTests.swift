@@ -12,6 +12,8 @@ struct FuzzPredicateRegressionTests {
         "label CONTAINS ''", "label LIKE '****'", "tags.name == 't'", "children.@count.value > 1",
         "#00>6", "parent.v=l1 OR pGalUe = #\u{64B}VOl1 OR chidr > 1", "_>vchieindex.nodn.@sum.valueodn.@sum.#e0", "children.@max.#value > 1", "#_a == #SELF", "#9.x.#NIL == 1", String(repeating: "!", count: 150) + "u=-56",
         String(repeating: "(", count: 90) + "a == 1" + String(repeating: ")", count: 90),
+        // An aggregate of a number printed as "0.@count", which reads back as the number "0." then "@".
+        "SUBQUERY(children, $c, $c.value > 2).@count .@count!= 0 .@count", "value == 7 .@count", "value == -1.5 .@sum.value",
     ])
     func seeds(format: String) throws {
         try FuzzPredicateHarness().run(format)

@@ -41,7 +41,10 @@ enum PredicateFormatter {
         case .variable(let name): return "$\(name)"
         case .evaluatedObject: return "SELF"
         case .aggregate(let function, let collection, let key):
-            return format(collection) + "." + function.rawValue + (key.map { "." + escapeKey($0) } ?? "")
+            // After a constant, a space: "0.@count" would read back as the number "0." and "@".
+            let separator: String
+            if case .constant = collection { separator = " ." } else { separator = "." }
+            return format(collection) + separator + function.rawValue + (key.map { "." + escapeKey($0) } ?? "")
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(\(format(collection)), $\(variable), \(format(predicate)))"
         }
