@@ -56,39 +56,26 @@ extension Page {
         let target = Self.searchPrefix(key), targetLength = key.count
         // A key with eight readable bytes before the page ends takes the fast step.
         let lastWord = size &- 8
+        let raw = self.raw
         var low = 0, high = count
         while low < high {
             let mid = (low &+ high) &>> 1
-            let offset = Int(base.loadUnaligned(fromByteOffset: PageHeader.size &+ 2 &* mid, as: UInt16.self).littleEndian)
-            // The common forms (see `compactLeafCell`): a one-byte key length, then a value
-            // header of one byte or (values of 64 to 8191 bytes) two. A validated cell has at
-            // least three bytes, so the third byte is in the page.
-            let keyLength = Int(base.load(fromByteOffset: offset, as: UInt8.self))
-            let header = base.load(fromByteOffset: offset &+ 1, as: UInt8.self)
-            var keyStart = -1
-            if keyLength < 0x80 {
-                if header < 0x80 {
-                    keyStart = offset &+ 2
-                } else if base.load(fromByteOffset: offset &+ 2, as: UInt8.self) < 0x80 {
-                    keyStart = offset &+ 3
-                }
-            }
-            let before: Bool
-            if keyStart >= 0, keyStart <= lastWord {
+            let cell = compactLeafCell(in: raw, at: cellOffset(mid), limit: size)
+            let keyStart = cell.key, keyLength = cell.keyLength
+            // The prefixes' verdict: negative when the key is before the target, positive when
+            // not, 0 when they cannot tell (a tie with a long key, or no eight readable bytes).
+            var order = 0
+            if keyStart <= lastWord {
                 let word = UInt64(bigEndian: base.loadUnaligned(fromByteOffset: keyStart, as: UInt64.self))
                 // Validated keys are never empty: the shift is 8 to 56 bits.
                 let prefix = keyLength >= 8 ? word : word & ~(UInt64.max &>> UInt64(8 &* keyLength))
                 if prefix != target {
-                    before = prefix < target
+                    order = prefix < target ? -1 : 1
                 } else if keyLength <= 8 && targetLength <= 8 {
-                    before = keyLength < targetLength
-                } else {
-                    before = compareBytes(UnsafeRawBufferPointer(start: base + keyStart, count: keyLength), key) < 0
+                    order = keyLength < targetLength ? -1 : 1
                 }
-            } else {
-                let (start, length) = keyLocation(mid)
-                before = compareBytes(UnsafeRawBufferPointer(start: base + start, count: length), key) < 0
             }
+            let before = order != 0 ? order < 0 : compareBytes(UnsafeRawBufferPointer(start: base + keyStart, count: keyLength), key) < 0
             if before { low = mid &+ 1 } else { high = mid }
         }
         return low

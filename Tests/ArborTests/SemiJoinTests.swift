@@ -12,15 +12,18 @@ struct SemiJoinTests {
         try context.performAndWait {
             for number in 0..<10 {
                 let stop = makeStop(context, Int64(number))
-                for minute in 0..<300 {
-                    let time = StopTime(context: context)
-                    time.departureTime = Date(timeIntervalSince1970: Double(21600 + minute * 60 + number))
-                    time.arrivalTime = time.departureTime
-                    time.stop = stop
-                }
+                for minute in 0..<300 { departure(context, stop, at: 21600 + minute * 60 + number) }
             }
             try context.save()
         }
+    }
+
+    /// A stop time of `stop` arriving and departing `seconds` after 1970.
+    static func departure(_ context: ManagedObjectContext, _ stop: Stop, at seconds: Int) {
+        let time = StopTime(context: context)
+        time.departureTime = Date(timeIntervalSince1970: Double(seconds))
+        time.arrivalTime = time.departureTime
+        time.stop = stop
     }
 
     static let format = "SUBQUERY(stopTimes, $x, $x.departureTime >= %@ AND $x.departureTime <= %@).@count != 0"
@@ -108,23 +111,15 @@ struct SemiJoinTests {
             // regular ones, stop 2 never; every stop has 200 regular departures outside it.
             for number in 0..<3 {
                 let stop = makeStop(context, Int64(number))
-                for minute in 0..<200 {
-                    let time = StopTime(context: context)
-                    time.departureTime = Date(timeIntervalSince1970: Double(21600 + minute * 60))
-                    time.arrivalTime = time.departureTime
-                    time.stop = stop
-                }
-                let inWindow = Date(timeIntervalSince1970: 40_000)
+                for minute in 0..<200 { Self.departure(context, stop, at: 21600 + minute * 60) }
                 if number == 0 {
                     let express = try context.insertNewObject(forEntityName: "ExpressStopTime")
+                    let inWindow = Date(timeIntervalSince1970: 40_000)
                     express.setValue(inWindow, forKey: "departureTime")
                     express.setValue(inWindow, forKey: "arrivalTime")
                     express.setValue(stop, forKey: "stop")
                 } else if number == 1 {
-                    let time = StopTime(context: context)
-                    time.departureTime = inWindow
-                    time.arrivalTime = inWindow
-                    time.stop = stop
+                    Self.departure(context, stop, at: 40_000)
                 }
             }
             try context.save()

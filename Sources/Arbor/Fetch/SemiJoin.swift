@@ -110,9 +110,6 @@ extension RowSubject {
               let inverse = destination.relationship(named: relationship.description.inverse),
               let foreignKeys = inverse.foreignKeyTree else { return nil }
         let rowTree = try tx.tree(destination.rowTree)
-        // Counted once (the statistics take a lock).
-        var read = 0
-        defer { store.rowCache.noteRowsRead(read) }
         /// Whether `member`'s row meets the whole predicate (for rows the filter cannot tell).
         func meetsWhole(_ member: Int64, code: UInt16) throws -> Bool {
             let id = try store.objectID(code: code, key: member, location: foreignKeys)
@@ -131,6 +128,8 @@ extension RowSubject {
         // The walk's state is a class: variables captured by the per-entry closure would each
         // cost a run-time exclusivity check per access.
         let walk = MemberWalk()
+        // Counted once (the statistics take a lock).
+        defer { store.rowCache.noteRowsRead(walk.read) }
         try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(owner)) { key, value in
             guard let start = TupleKey.lastComponentStart(in: key, from: ownerLength), let member = IndexKeys.integer(in: key, at: start),
                   let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
@@ -153,10 +152,9 @@ extension RowSubject {
             }
             return !walk.found
         }
-        read = walk.read
         if walk.found { return true }
         for (member, code) in walk.undecided {
-            read += 1
+            walk.read += 1
             if try meetsWhole(member, code: code) { return true }
         }
         guard !walk.elsewhere.isEmpty else { return false }
@@ -165,7 +163,7 @@ extension RowSubject {
         for (member, code) in walk.elsewhere {
             let key = store.keys.rowKey(member)
             guard let verdict = try key.withUnsafeBytes({ try rows.withValue(forKey: $0) { try filter.matches($0) } }) else { continue }
-            read += 1
+            walk.read += 1
             if try verdict ?? meetsWhole(member, code: code) { return true }
         }
         return false
@@ -364,7 +362,7 @@ extension PredicateExpression {
 private final class MemberWalk {
     /// A member the filter passed.
     @exclusivity(unchecked) var found = false
-    /// Member rows read and decided by the filter.
+    /// Member rows read.
     @exclusivity(unchecked) var read = 0
     /// Members in memory whose rows the filter cannot decide: the whole predicate decides.
     @exclusivity(unchecked) var undecided: [(member: Int64, code: UInt16)] = []
