@@ -82,15 +82,30 @@ extension Page {
     }
 
     /// `childIndex(for:)` over the separator prefixes: the first separator greater than `key`.
+    ///
+    /// The separators whose prefix is below the key's are counted first, by a bisection that
+    /// compares prefixes only (no tie test in the loop); separators with the key's own prefix
+    /// (keys longer than eight bytes, or the key itself) are then bisected by whole keys.
     @inline(__always)
     func childIndex(for key: UnsafeRawBufferPointer, prefixes: UnsafeMutableBufferPointer<UInt64>) -> Int {
         let target = Self.searchPrefix(key)
-        var low = 0, high = count
+        let count = self.count
+        guard count > 0, let first = prefixes.baseAddress else { return 0 }
+        // Invariant: the index of the first prefix not below the target (count if none) is
+        // in base ... base + length.
+        var base = 0, length = count
+        while length > 1 {
+            let half = length &>> 1
+            if first[base &+ half &- 1] < target { base &+= half }
+            length &-= half
+        }
+        var low = first[base] < target ? base &+ 1 : base
+        guard low < count, first[low] == target else { return low }
+        var high = count
         while low < high {
-            let mid = (low + high) >> 1
-            let prefix = prefixes[mid]
-            let notAbove = prefix != target ? prefix < target : withKey(mid, { compareBytes($0, key) }) <= 0
-            if notAbove { low = mid + 1 } else { high = mid }
+            let mid = (low &+ high) &>> 1
+            let notAbove = first[mid] != target ? first[mid] < target : withKey(mid, { compareBytes($0, key) }) <= 0
+            if notAbove { low = mid &+ 1 } else { high = mid }
         }
         return low
     }

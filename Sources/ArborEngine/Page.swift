@@ -371,15 +371,17 @@ extension Page {
     /// Wrapping arithmetic is exact here: every operand is below 2^17.
     fileprivate func commonCompactCells(slotsEnd: Int) -> Int {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
-        let size = self.size
+        let size = self.size, count = self.count
+        // `offset >= slotsEnd && offset + 1 < size` as one unsigned comparison.
+        let span = UInt(bitPattern: max(size &- 1 &- slotsEnd, 0))
         var index = 0
         while index < count {
             let offset = Int(base.loadUnaligned(fromByteOffset: PageHeader.size &+ 2 &* index, as: UInt16.self).littleEndian)
-            guard offset >= slotsEnd, offset &+ 1 < size else { break }
-            let keyLength = Int(base.load(fromByteOffset: offset, as: UInt8.self))
-            let header = Int(base.load(fromByteOffset: offset &+ 1, as: UInt8.self))
-            guard (keyLength | header) < 0x80, header & 1 == 0, keyLength > 0,
-                  offset &+ 2 &+ keyLength &+ (header &>> 1) <= size else { break }
+            guard UInt(bitPattern: offset &- slotsEnd) < span else { break }
+            // The key length (low byte) and value header (high byte) in one load: both below
+            // 0x80 and the header even is one mask; the header's value length is bits 9...14.
+            let pair = Int(base.loadUnaligned(fromByteOffset: offset, as: UInt16.self).littleEndian)
+            guard pair & 0x8180 == 0, pair & 0x7F != 0, offset &+ 2 &+ (pair & 0x7F) &+ (pair &>> 9) <= size else { break }
             index &+= 1
         }
         return index

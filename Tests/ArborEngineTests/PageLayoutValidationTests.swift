@@ -128,4 +128,29 @@ struct PageLayoutValidationTests {
         }
         #expect(checked.leaves > 0 && checked.branches > 0, "\(checked)")
     }
+
+    @Test("a cell offset inside the header or slots, or at the last byte, is rejected", arguments: [4096, 8192])
+    func offsetOutsideTheCellArea(pageSize: Int) throws {
+        let pages = try Self.treePages(pageSize: pageSize)
+        var checked = 0
+        for (id, original) in pages where original[PageHeader.level] == 0 {
+            let count = Int(original[PageHeader.count]) | Int(original[PageHeader.count + 1]) << 8
+            guard count > 1 else { continue }
+            let slotsEnd = PageHeader.size + 2 * count
+            // The first, a middle and the last slot, each pointed at a place cells cannot start.
+            for slot in [0, count / 2, count - 1] {
+                for offset in [0, PageHeader.size - 2, slotsEnd - 2, slotsEnd - 1, pageSize - 1] {
+                    var image = original
+                    image[PageHeader.size + 2 * slot] = UInt8(offset & 0xFF)
+                    image[PageHeader.size + 2 * slot + 1] = UInt8(offset >> 8)
+                    Self.seal(&image)
+                    #expect(throws: ArborError.self, "page \(id) slot \(slot) at \(offset)") {
+                        try image.withUnsafeBytes { try Page.validated(id: id, image: $0, verifyChecksum: true) }
+                    }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 50)
+    }
 }
