@@ -182,6 +182,7 @@ extension RowCodec {
     /// without building its value: true when it would decode; false for a URL or decimal
     /// column (which only parsing checks).
     /// - Throws: `ByteReader.Failure` where `column` would throw.
+    @inline(__always)
     static func checkColumn(_ reader: inout ByteReader) throws -> Bool {
         let raw = try reader.byte()
         if raw >= smallIntBase {

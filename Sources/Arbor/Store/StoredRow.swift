@@ -277,7 +277,7 @@ enum RowCodec {
         let number: Double
         switch (raw, dates) {
         case (Tag.wholeSecondsDate.rawValue, true):
-            guard let varint = try? reader.varint() else { return nil }
+            guard let varint = try? reader.inlinedVarint() else { return nil }
             let seconds = unzigzag(varint)
             guard seconds.magnitude < wholeSecondsLimit.magnitude else { return nil }
             // What `Date(timeIntervalSince1970:)` keeps: seconds since 2001.
@@ -292,6 +292,7 @@ enum RowCodec {
     }
 
     /// Moves past one column without building its value.
+    @inline(__always)
     static func skipColumn(_ reader: inout ByteReader) throws {
         let raw = try reader.byte()
         if raw >= smallIntBase {
@@ -301,7 +302,7 @@ enum RowCodec {
         guard let tag = Tag(rawValue: raw) else { throw ByteReader.Failure.detail("unknown column tag \(raw)") }
         switch tag {
         case .null, .boolFalse, .boolTrue: return
-        case .int, .wholeSecondsDate, .nonNegativeInt: _ = try reader.varint()
+        case .int, .wholeSecondsDate, .nonNegativeInt: _ = try reader.inlinedVarint()
         case .double, .date: _ = try reader.bytes(8)
         case .float: _ = try reader.bytes(4)
         case .uuid: _ = try reader.bytes(16)
@@ -400,31 +401,48 @@ struct ByteReader {
 
     /// A varint (LEB128: seven bits a byte, least significant first, at most ten bytes).
     /// - Throws: `Failure` when it runs past the end or past 64 bits.
-    @inline(__always)
     mutating func varint() throws -> UInt64 {
         // Most varints (tags, lengths, small numbers) are one byte.
         if offset < bytes.count, bytes[offset] < 0x80 {
             offset += 1
             return UInt64(bytes[offset - 1])
         }
-        // Up to eight bytes from one load: the first byte with its high bit clear ends the
-        // varint; the bytes up to it are kept and their 7-bit groups gathered (dates' seconds
-        // take five bytes, and a per-byte loop cost about ten instructions a byte).
-        if bytes.count &- offset >= 8, let base = bytes.baseAddress {
-            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            let ends = ~word & 0x8080_8080_8080_8080
-            if ends != 0 {
-                let bits = ends.trailingZeroBitCount &+ 1  // 8 × the varint's length
-                offset &+= bits &>> 3
-                return Self.gatherGroups(bits == 64 ? word : word & (1 &<< UInt64(bits) &- 1))
-            }
-        }
         return try longVarint()
     }
 
-    /// `varint()` byte by byte: a varint within eight bytes of the end, or longer than eight.
+    /// `varint()` with its multi-byte case inlined as well, for the per-row paths that read
+    /// dates' five-byte seconds (a call there cost more than the decoding).
+    @inline(__always)
+    mutating func inlinedVarint() throws -> UInt64 {
+        if offset < bytes.count, bytes[offset] < 0x80 {
+            offset += 1
+            return UInt64(bytes[offset - 1])
+        }
+        if let value = eightByteVarint() { return value }
+        return try longVarint()
+    }
+
+    /// A varint that ends within the next eight bytes, from one load: the first byte with its
+    /// high bit clear ends it; the bytes up to it are kept and their 7-bit groups gathered
+    /// (a per-byte loop cost about ten instructions a byte). nil when fewer than eight bytes
+    /// remain or the varint is longer; the offset is then unchanged.
+    @inline(__always)
+    private mutating func eightByteVarint() -> UInt64? {
+        guard bytes.count &- offset >= 8, let base = bytes.baseAddress else { return nil }
+        let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        let ends = ~word & 0x8080_8080_8080_8080
+        guard ends != 0 else { return nil }
+        let bits = ends.trailingZeroBitCount &+ 1  // 8 × the varint's length
+        offset &+= bits &>> 3
+        return Self.gatherGroups(bits == 64 ? word : word & (1 &<< UInt64(bits) &- 1))
+    }
+
+    /// `varint()` of more than one byte, out of line so that the one-byte case stays small
+    /// where it is inlined (a row's decoding reads varints in several places).
     @inline(never)
     private mutating func longVarint() throws -> UInt64 {
+        if let value = eightByteVarint() { return value }
+        // Within eight bytes of the end, or longer than eight bytes: byte by byte.
         var result: UInt64 = 0
         for shift in stride(from: 0, through: 63, by: 7) {
             let byte = try self.byte()
