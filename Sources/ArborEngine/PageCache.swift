@@ -54,7 +54,8 @@ final class PageCache: Sendable {
 }
 
 /// The cache's state: entries (a page and its CLOCK bit) in slots, and an open-addressed table
-/// from page number to slot with linear probing, at most half full.
+/// from page number to slot with linear probing, at most half full. Each bucket holds the page
+/// number beside the slot, so a probe reads the table only, never a page.
 struct PageTable: Sendable {
     struct Entry {
         var page: Page?
@@ -63,8 +64,9 @@ struct PageTable: Sendable {
 
     var entries: [Entry] = []
     var freeSlots: [Int] = []
-    /// Slot + 1 per bucket; 0 is an empty bucket. The count is a power of two.
-    private var buckets = [Int32](repeating: 0, count: 16)
+    /// Per bucket: the page number in the high 32 bits, slot + 1 in the low 32; 0 is an empty
+    /// bucket. The count is a power of two.
+    private var buckets = [UInt64](repeating: 0, count: 16)
     private var hand = 0
     private(set) var count = 0
     private(set) var bytes = 0
@@ -76,14 +78,21 @@ struct PageTable: Sendable {
     /// Fibonacci hashing: page numbers are dense, the multiply spreads them over the buckets.
     private func home(_ id: PageID) -> Int { Int(truncatingIfNeeded: (UInt64(id) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask }
 
+    /// A bucket's contents for page `id` in `slot`.
+    private static func bucketValue(_ id: PageID, slot: Int) -> UInt64 { UInt64(id) << 32 | UInt64(slot + 1) }
+    /// The page number of a used bucket's contents.
+    private static func pageID(_ value: UInt64) -> PageID { PageID(truncatingIfNeeded: value >> 32) }
+    /// The slot of a used bucket's contents.
+    private static func slot(_ value: UInt64) -> Int { Int(UInt32(truncatingIfNeeded: value)) - 1 }
+
     /// The bucket holding `id`, or the empty bucket where it would go.
     private func bucket(_ id: PageID) -> (index: Int, found: Bool) {
         var index = home(id)
         // At most half the buckets are used, so an empty one comes within `buckets.count` steps.
         for _ in 0..<buckets.count {
-            let slot = Int(buckets[index])
-            if slot == 0 { return (index, false) }
-            if entries[slot - 1].page?.id == id { return (index, true) }
+            let value = buckets[index]
+            if value == 0 { return (index, false) }
+            if Self.pageID(value) == id { return (index, true) }
             index = (index + 1) & mask
         }
         return (index, false)
@@ -91,13 +100,13 @@ struct PageTable: Sendable {
 
     func find(_ id: PageID) -> Int? {
         let (index, found) = bucket(id)
-        return found ? Int(buckets[index]) - 1 : nil
+        return found ? Self.slot(buckets[index]) : nil
     }
 
     mutating func insert(_ page: Page) {
         let (index, found) = bucket(page.id)
         if found {
-            let slot = Int(buckets[index]) - 1
+            let slot = Self.slot(buckets[index])
             bytes += page.size - (entries[slot].page?.size ?? 0)
             entries[slot] = Entry(page: page, referenced: true)
             return
@@ -110,7 +119,7 @@ struct PageTable: Sendable {
             slot = entries.count
             entries.append(Entry(page: page))
         }
-        buckets[index] = Int32(slot + 1)
+        buckets[index] = Self.bucketValue(page.id, slot: slot)
         count += 1
         bytes += page.size
         if count * 2 > buckets.count { grow() }
@@ -118,7 +127,7 @@ struct PageTable: Sendable {
 
     mutating func remove(_ id: PageID) {
         let (index, found) = bucket(id)
-        if found { evict(slot: Int(buckets[index]) - 1, id: id) }
+        if found { evict(slot: Self.slot(buckets[index]), id: id) }
     }
 
     /// Evicts the first page the CLOCK hand finds unreferenced (clearing the bits it passes);
@@ -148,7 +157,7 @@ struct PageTable: Sendable {
         entries[slot] = Entry()
         freeSlots.append(slot)
         count -= 1
-        guard found, buckets[index] == Int32(slot + 1) else { return }
+        guard found, buckets[index] == Self.bucketValue(id, slot: slot) else { return }
         // Backward-shift deletion: later entries of the probe run move up, so lookups never
         // stop early at the hole. The table is at most half full: an empty bucket ends the run.
         var hole = index
@@ -156,8 +165,7 @@ struct PageTable: Sendable {
         buckets[hole] = 0
         for _ in 0..<buckets.count {
             if buckets[next] == 0 { break }
-            let moving = Int(buckets[next]) - 1
-            let wanted = entries[moving].page.map { home($0.id) } ?? next
+            let wanted = home(Self.pageID(buckets[next]))
             // Move it when its home is not cyclically within (hole, next].
             let stays = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
             if !stays {
@@ -170,11 +178,11 @@ struct PageTable: Sendable {
     }
 
     private mutating func grow() {
-        buckets = [Int32](repeating: 0, count: buckets.count * 2)
+        buckets = [UInt64](repeating: 0, count: buckets.count * 2)
         for (slot, entry) in entries.enumerated() {
             guard let page = entry.page else { continue }
             let (index, _) = bucket(page.id)
-            buckets[index] = Int32(slot + 1)
+            buckets[index] = Self.bucketValue(page.id, slot: slot)
         }
     }
 }
