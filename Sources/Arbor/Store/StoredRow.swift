@@ -292,7 +292,6 @@ enum RowCodec {
     }
 
     /// Moves past one column without building its value.
-    @inline(__always)
     static func skipColumn(_ reader: inout ByteReader) throws {
         let raw = try reader.byte()
         if raw >= smallIntBase {
@@ -401,6 +400,7 @@ struct ByteReader {
 
     /// A varint (LEB128: seven bits a byte, least significant first, at most ten bytes).
     /// - Throws: `Failure` when it runs past the end or past 64 bits.
+    @inline(__always)
     mutating func varint() throws -> UInt64 {
         // Most varints (tags, lengths, small numbers) are one byte.
         if offset < bytes.count, bytes[offset] < 0x80 {
