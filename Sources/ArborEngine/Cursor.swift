@@ -185,6 +185,12 @@ public final class Cursor {
         guard try reverse ? seekLast(in: range) : seekFirst(in: range) else { return }
         // The filter is called by optional chaining: binding it (`if let`) per entry would
         // retain and release it each time, which costs about as much as most filters.
+        // Its own range test is applied here first (see `ScanKeyFilter.scanRange`), with the
+        // entries it rejects counted until the filter is next called.
+        // Not an optional struct: binding one per entry copied all its fields.
+        var scanRange = filter?.scanRange ?? FixedComponentRange.none
+        var scanRejected = 0
+        defer { if scanRejected > 0 { filter?.scanRejected(scanRejected) } }
         while let top = stack.last, isPositioned {
             let ref = top.ref
             let edge = reverse ? 0 : ref.count - 1
@@ -201,14 +207,29 @@ public final class Cursor {
                 // The entries are read in place: the page stays alive on the path (`stack`),
                 // which nothing changes during the loop.
                 while index != end {
+                    if scanRange.decides {
+                        // A run of entries the range rejects, skipped in one call; every
+                        // 1,024th rejected entry goes to the filter (see `scanRejected`).
+                        let next = page.firstNotRejected(from: index, to: end, step: step, by: scanRange, atMost: 1023 - scanRejected)
+                        scanRejected += (next - index) * step
+                        index = next
+                        if index == end { break }
+                    }
                     let (key, inline) = page.leafEntry(index)
+                    if scanRejected > 0 {
+                        filter?.scanRejected(scanRejected)
+                        scanRejected = 0
+                    }
                     let keepGoing: Bool
                     if try filter?.admits(key) == false {
                         keepGoing = true
-                    } else if let inline {
-                        keepGoing = try body(key, inline)
                     } else {
-                        keepGoing = try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
+                        if let inline {
+                            keepGoing = try body(key, inline)
+                        } else {
+                            keepGoing = try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
+                        }
+                        scanRange = filter?.scanRange ?? .none
                     }
                     guard keepGoing else { return }
                     index += step

@@ -155,6 +155,20 @@ final class Page: @unchecked Sendable {
                 UnsafeRawBufferPointer(rebasing: raw[keyEnd..<(keyEnd + Int(valueLength))]))
     }
 
+    /// The first index from `start` toward `end` (by `step`, ±1) whose key `range` does not
+    /// reject, having skipped at most `limit` entries that it rejects; `end` when it rejects
+    /// them all. A scan's run of rejected entries in one call: this loop is small enough for
+    /// the cell parsing and the range test to be inlined in it.
+    func firstNotRejected(from start: Int, to end: Int, step: Int, by range: FixedComponentRange, atMost limit: Int) -> Int {
+        var index = start, skipped = 0
+        while index != end, skipped < limit {
+            guard range.verdict(leafEntry(index).key) == false else { return index }
+            skipped &+= 1
+            index &+= step
+        }
+        return index
+    }
+
     /// Bytes in use (header, slots and cells), assuming cells are packed at the end of the page
     /// as this engine writes them.
     var usedBytes: Int {

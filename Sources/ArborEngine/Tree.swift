@@ -159,6 +159,22 @@ public enum LookupInMemory<R> {
 public protocol ScanKeyFilter: AnyObject {
     /// Whether the entry with `key` (valid only during the call) reaches the scan's body.
     func admits(_ key: UnsafeRawBufferPointer) throws -> Bool
+    /// A range the scan tests itself before calling `admits`, without a call: an entry outside
+    /// it is skipped and counted (`scanRejected`); an entry inside it, or one whose key it
+    /// cannot decide, still goes to `admits`. So it must reject only entries `admits` would
+    /// reject. Read when the scan starts and after each entry that reached the body (the body
+    /// may change what the filter admits). nil by default.
+    var scanRange: FixedComponentRange? { get }
+    /// Counts entries `scanRange` rejected since the last count: called before the next call
+    /// of `admits` and when the scan ends. Every 1,024th rejected entry is passed to `admits`
+    /// instead, so that a filter reporting progress (and cancellation) from `admits` still
+    /// sees long runs of rejections.
+    func scanRejected(_ count: Int)
+}
+
+extension ScanKeyFilter {
+    public var scanRange: FixedComponentRange? { nil }
+    public func scanRejected(_ count: Int) {}
 }
 
 /// A range of keys: optional lower and upper bounds, each inclusive or exclusive.

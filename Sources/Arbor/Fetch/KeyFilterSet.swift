@@ -9,8 +9,10 @@ final class KeyFilterSet: ScanKeyFilter {
     private let onProgress: ((Int) throws -> Void)?
     // Unchecked: the set is used by one walk on one thread, and a checked access per entry
     // would cost more than the filter itself.
-    /// Entries rejected so far.
+    /// Entries rejected so far (by `admits` and by the scan's test of `scanRange`).
     @exclusivity(unchecked) private(set) var rejected = 0
+    /// `rejected` when progress was last reported.
+    @exclusivity(unchecked) private var reported = 0
     /// Rows the walk has examined, added to `rejected` in progress reports.
     @exclusivity(unchecked) var examined = 0
     /// Set by an ordered walk past its limit: the sort column's position and its encoded bytes
@@ -28,6 +30,13 @@ final class KeyFilterSet: ScanKeyFilter {
         self.first = filters[0]
         self.onProgress = onProgress
     }
+
+    /// The first filter's range when it is on a fixed-size column, for the scan to test
+    /// itself; nil once `boundary` is set, since an entry past it must then be admitted
+    /// whatever the filters say.
+    var scanRange: FixedComponentRange? { boundary == nil ? first.fixedRange : nil }
+
+    func scanRejected(_ count: Int) { rejected += count }
 
     func admits(_ key: UnsafeRawBufferPointer) throws -> Bool {
         if let boundary, Self.sortValue(of: key, at: boundary.position, differsFrom: boundary.sortKey) { return true }
@@ -47,7 +56,10 @@ final class KeyFilterSet: ScanKeyFilter {
 
     private func reject() throws -> Bool {
         rejected += 1
-        if rejected % 1024 == 0, let onProgress { try onProgress(examined + rejected) }
+        if rejected - reported >= 1024, let onProgress {
+            reported = rejected
+            try onProgress(examined + rejected)
+        }
         return false
     }
 }

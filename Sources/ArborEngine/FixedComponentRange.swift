@@ -1,0 +1,114 @@
+/// A range on one fixed-size component of tuple keys (a number or a date, stored ascending),
+/// tested on the key's bytes where they lie: a scan applies it itself before calling its
+/// filter (`ScanKeyFilter.scanRange`). Most entries of a geo box's walk are rejected by the
+/// latitude in their key, and a call per entry cost more than this test.
+///
+/// Fixed-size components are compared as (tag, body) pairs: the same tag means the same size,
+/// and the body read big-endian and left-aligned orders as its bytes do, so pair order is
+/// byte order, which the tuple encoding makes value order.
+///
+/// A class: a scan holds it in a variable it may replace between entries, and a struct there
+/// was copied field by field for every entry.
+public final class FixedComponentRange: Sendable {
+    /// The component tested (0 is the first).
+    public let position: Int
+    let hasLower: Bool, lowerTag: UInt8, lowerBody: UInt64, lowerInclusive: Bool
+    let hasUpper: Bool, upperTag: UInt8, upperBody: UInt64, upperInclusive: Bool
+
+    /// A range with encoded bounds (`TupleKey.encode` of one value each; nil: unbounded on
+    /// that side). nil when a bound is not a fixed-size ascending component, or there is none.
+    public init?(position: Int, lower: (bytes: [UInt8], inclusive: Bool)?, upper: (bytes: [UInt8], inclusive: Bool)?) {
+        func fixed(_ bytes: [UInt8]) -> (tag: UInt8, body: UInt64)? {
+            guard let tag = bytes.first, tag < 0x80, bytes.count <= 9, Self.fixedSize(ofTag: tag) == bytes.count else { return nil }
+            return (tag, bytes.withUnsafeBytes { Self.body(of: $0) })
+        }
+        guard position >= 0, lower != nil || upper != nil else { return nil }
+        let low = lower.flatMap { fixed($0.bytes) }, high = upper.flatMap { fixed($0.bytes) }
+        guard (lower == nil) == (low == nil), (upper == nil) == (high == nil) else { return nil }
+        self.position = position
+        (hasLower, lowerTag, lowerBody, lowerInclusive) = (low != nil, low?.tag ?? 0, low?.body ?? 0, lower?.inclusive ?? true)
+        (hasUpper, upperTag, upperBody, upperInclusive) = (high != nil, high?.tag ?? 0, high?.body ?? 0, upper?.inclusive ?? true)
+    }
+
+    /// The range that decides no key (`verdict` is always nil): a scan's when its filter has none.
+    static let none = FixedComponentRange()
+
+    private init() {
+        position = -1
+        (hasLower, lowerTag, lowerBody, lowerInclusive) = (false, 0, 0, true)
+        (hasUpper, upperTag, upperBody, upperInclusive) = (false, 0, 0, true)
+    }
+
+    /// Whether `verdict` can decide any key (false for `none`).
+    public var decides: Bool { position >= 0 }
+
+    /// Whether `key` is in the range: nil when its bytes cannot tell (a component before the
+    /// tested one that is not fixed-size, a key too short, or a tested component that is not
+    /// fixed-size); the caller then decides by decoding. A null component is never in a range.
+    /// - Complexity: O(position).
+    @inline(__always)
+    public func verdict(_ key: UnsafeRawBufferPointer) -> Bool? {
+        guard position >= 0, let base = key.baseAddress, !key.isEmpty else { return nil }
+        let count = key.count
+        var start = 0
+        for _ in 0..<position {
+            let size = Self.fixedSize(ofTag: base.load(fromByteOffset: start, as: UInt8.self))
+            guard size > 0, size < count &- start else { return nil }
+            start &+= size
+        }
+        let tag = base.load(fromByteOffset: start, as: UInt8.self)
+        let size = Self.fixedSize(ofTag: tag)
+        guard size > 0, size <= count &- start, size <= 9 else { return nil }
+        if tag == 0x05 { return false }
+        // Eight-byte bodies (doubles, dates, 64-bit integers) read here; shorter ones by a call.
+        let body = size == 9 ? UInt64(bigEndian: base.loadUnaligned(fromByteOffset: start &+ 1, as: UInt64.self))
+            : Self.shortBody(of: UnsafeRawBufferPointer(start: base + start, count: size))
+        return contains(tag: tag, body: body)
+    }
+
+    /// Whether a fixed-size component with `tag` and `body` (see `body(of:)`) is in the range.
+    @inline(__always)
+    public func contains(tag: UInt8, body: UInt64) -> Bool {
+        if hasLower, tag != lowerTag ? tag < lowerTag : (lowerInclusive ? body < lowerBody : body <= lowerBody) { return false }
+        if hasUpper, tag != upperTag ? tag > upperTag : (upperInclusive ? body > upperBody : body >= upperBody) { return false }
+        return true
+    }
+
+    /// The body of a fixed-size component (after its tag, at most 8 bytes) as a big-endian
+    /// number shifted to the top, so shorter bodies compare as their bytes do.
+    @inline(__always)
+    public static func body(of component: UnsafeRawBufferPointer) -> UInt64 {
+        let count = component.count &- 1
+        if count == 8 { return UInt64(bigEndian: component.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) }
+        var value: UInt64 = 0
+        for offset in 0..<max(count, 0) { value = value << 8 | UInt64(component[1 &+ offset]) }
+        return count <= 0 ? 0 : value << UInt64(64 &- 8 &* count)
+    }
+
+    /// `body(of:)` out of line, for components shorter than nine bytes.
+    @inline(never)
+    static func shortBody(of component: UnsafeRawBufferPointer) -> UInt64 { body(of: component) }
+
+    /// The encoded size of an ascending component with tag `tag` when the tag fixes it; 0 for
+    /// strings, bytes, descending components and unknown tags. A table, not a `switch`: this
+    /// runs for every entry a scan tests, and the switch compiled to two indirect jumps.
+    @inline(__always)
+    public static func fixedSize(ofTag tag: UInt8) -> Int {
+        tag < 0x80 ? Int(fixedComponentSizes[Int(tag)]) : 0
+    }
+}
+
+/// `FixedComponentRange.fixedSize(ofTag:)` for tags below 0x80 (see Spec/file-format.md, tuple
+/// keys): null and booleans 1; compact integers 0x12 (negative) 9, 0x13 (zero) 1, 0x13 + n
+/// n + 1; int8/16/32/64 (0x20–0x23) and uint8/16/32/64 (0x24–0x27) 2, 3, 5, 9; float 5;
+/// double and date 9; UUID 17.
+private let fixedComponentSizes: [UInt8] = [
+    0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // 0x00
+    1, 1, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0,  // 0x10
+    2, 3, 5, 9, 2, 3, 5, 9, 0, 0, 0, 0, 0, 0, 0, 0,  // 0x20
+    5, 9, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0,  // 0x30
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // 0x40
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // 0x50
+    17, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // 0x60
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // 0x70
+]
