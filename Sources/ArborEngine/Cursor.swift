@@ -187,8 +187,7 @@ public final class Cursor {
         // retain and release it each time, which costs about as much as most filters.
         // Its own range test is applied here first (see `ScanKeyFilter.scanRange`), with the
         // entries it rejects counted until the filter is next called.
-        // Not an optional struct: binding one per entry copied all its fields.
-        var scanRange = filter?.scanRange ?? FixedComponentRange.none
+        var scanRange = filter?.scanRange
         var scanRejected = 0
         defer { if scanRejected > 0 { filter?.scanRejected(scanRejected) } }
         while let top = stack.last, isPositioned {
@@ -206,32 +205,19 @@ public final class Cursor {
             case .page(let page):
                 // The entries are read in place: the page stays alive on the path (`stack`),
                 // which nothing changes during the loop.
+                if filter != nil { scanRange = filter?.scanRange }
+                if let scanRange {
+                    guard let rest = try visitTesting(page, from: index, to: end, step: step, range: scanRange,
+                                                      filter: filter, rejected: &scanRejected, body) else { return }
+                    index = rest
+                }
+                // Without a range test (most scans, or the rest of a leaf whose filter stopped
+                // offering one): a loop of its own, as lean as can be.
                 while index != end {
-                    if scanRange.decides {
-                        // A run of entries the range rejects, skipped in one call; every
-                        // 1,024th rejected entry goes to the filter (see `scanRejected`).
-                        let next = page.firstNotRejected(from: index, to: end, step: step, by: scanRange, atMost: 1023 - scanRejected)
-                        scanRejected += (next - index) * step
-                        index = next
-                        if index == end { break }
-                    }
                     let (key, inline) = page.leafEntry(index)
-                    if scanRejected > 0 {
-                        filter?.scanRejected(scanRejected)
-                        scanRejected = 0
+                    if try filter?.admits(key) != false {
+                        guard try visit(page, index, key, inline, body) else { return }
                     }
-                    let keepGoing: Bool
-                    if try filter?.admits(key) == false {
-                        keepGoing = true
-                    } else {
-                        if let inline {
-                            keepGoing = try body(key, inline)
-                        } else {
-                            keepGoing = try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
-                        }
-                        scanRange = filter?.scanRange ?? .none
-                    }
-                    guard keepGoing else { return }
                     index += step
                 }
             case .node(let node):
@@ -249,6 +235,43 @@ public final class Cursor {
             stack[stack.count - 1].index = edge
             guard try reverse ? previous() : next() else { return }
         }
+    }
+
+    /// `scan`'s loop over entries `start` toward `end` of a leaf when its filter offers a range
+    /// to test: a run of entries the range rejects is skipped in one call and counted in
+    /// `rejected` (every 1,024th goes to the filter instead, see `ScanKeyFilter.scanRejected`).
+    /// Returns `end`, or the index to go on from without a range when the filter stops
+    /// offering one (the body may change what it admits); nil when the body ends the scan.
+    private func visitTesting(_ page: Page, from start: Int, to end: Int, step: Int, range: FixedComponentRange,
+                              filter: (any ScanKeyFilter)?, rejected: inout Int,
+                              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Int? {
+        var index = start, range = range
+        while index != end {
+            let next = page.firstNotRejected(from: index, to: end, step: step, by: range, atMost: 1023 - rejected)
+            rejected += (next - index) * step
+            index = next
+            if index == end { break }
+            if rejected > 0 {
+                filter?.scanRejected(rejected)
+                rejected = 0
+            }
+            let (key, inline) = page.leafEntry(index)
+            index += step
+            if try filter?.admits(key) != false {
+                guard try visit(page, index - step, key, inline, body) else { return nil }
+                guard let current = filter?.scanRange else { return index }
+                range = current
+            }
+        }
+        return end
+    }
+
+    /// Calls `body` with a leaf entry: its inline value in place, or an overflowing value read.
+    @inline(__always)
+    private func visit(_ page: Page, _ index: Int, _ key: UnsafeRawBufferPointer, _ inline: UnsafeRawBufferPointer?,
+                       _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+        if let inline { return try body(key, inline) }
+        return try transaction.resolve(page.leafValue(index)).withUnsafeBytes { try body(key, $0) }
     }
 
     /// The first index past `range` going from `start` through leaf `ref` (forward: the first

@@ -30,25 +30,13 @@ public final class FixedComponentRange: Sendable {
         (hasUpper, upperTag, upperBody, upperInclusive) = (high != nil, high?.tag ?? 0, high?.body ?? 0, upper?.inclusive ?? true)
     }
 
-    /// The range that decides no key (`verdict` is always nil): a scan's when its filter has none.
-    static let none = FixedComponentRange()
-
-    private init() {
-        position = -1
-        (hasLower, lowerTag, lowerBody, lowerInclusive) = (false, 0, 0, true)
-        (hasUpper, upperTag, upperBody, upperInclusive) = (false, 0, 0, true)
-    }
-
-    /// Whether `verdict` can decide any key (false for `none`).
-    public var decides: Bool { position >= 0 }
-
     /// Whether `key` is in the range: nil when its bytes cannot tell (a component before the
     /// tested one that is not fixed-size, a key too short, or a tested component that is not
     /// fixed-size); the caller then decides by decoding. A null component is never in a range.
     /// - Complexity: O(position).
     @inline(__always)
     public func verdict(_ key: UnsafeRawBufferPointer) -> Bool? {
-        guard position >= 0, let base = key.baseAddress, !key.isEmpty else { return nil }
+        guard let base = key.baseAddress, !key.isEmpty else { return nil }
         let count = key.count
         var start = 0
         for _ in 0..<position {

@@ -162,11 +162,11 @@ public protocol ScanKeyFilter: AnyObject {
     /// A range the scan tests itself before calling `admits`, without a call: an entry outside
     /// it is skipped and counted (`scanRejected`); an entry inside it, or one whose key it
     /// cannot decide, still goes to `admits`. So it must reject only entries `admits` would
-    /// reject. Read when the scan starts and after each entry that reached the body (the body
-    /// may change what the filter admits). nil by default.
+    /// reject. Read at each leaf and after each entry that reached the body (the body may
+    /// change what the filter admits). nil by default.
     var scanRange: FixedComponentRange? { get }
-    /// Counts entries `scanRange` rejected since the last count: called before the next call
-    /// of `admits` and when the scan ends. Every 1,024th rejected entry is passed to `admits`
+    /// Counts entries `scanRange` rejected since the last count: called before the filter's
+    /// next `admits` and when the scan ends. Every 1,024th rejected entry is passed to `admits`
     /// instead, so that a filter reporting progress (and cancellation) from `admits` still
     /// sees long runs of rejections.
     func scanRejected(_ count: Int)
