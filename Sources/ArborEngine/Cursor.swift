@@ -185,9 +185,8 @@ public final class Cursor {
         guard try reverse ? seekLast(in: range) : seekFirst(in: range) else { return }
         // The filter is called by optional chaining: binding it (`if let`) per entry would
         // retain and release it each time, which costs about as much as most filters.
-        // Its own range test is applied here first (see `ScanKeyFilter.scanRange`), with the
-        // entries it rejects counted until the filter is next called.
-        var scanRange = filter?.scanRange
+        // Its own range test, read at each leaf, is applied first (see `ScanKeyFilter.scanRange`),
+        // with the entries it rejects counted until the filter is next called.
         var scanRejected = 0
         defer { if scanRejected > 0 { filter?.scanRejected(scanRejected) } }
         while let top = stack.last, isPositioned {
@@ -205,8 +204,7 @@ public final class Cursor {
             case .page(let page):
                 // The entries are read in place: the page stays alive on the path (`stack`),
                 // which nothing changes during the loop.
-                if filter != nil { scanRange = filter?.scanRange }
-                if let scanRange {
+                if let scanRange = filter?.scanRange {
                     guard let rest = try visitTesting(page, from: index, to: end, step: step, range: scanRange,
                                                       filter: filter, rejected: &scanRejected, body) else { return }
                     index = rest

@@ -44,19 +44,27 @@ public final class FixedComponentRange: Sendable {
             guard size > 0, size < count &- start else { return nil }
             start &+= size
         }
-        let tag = base.load(fromByteOffset: start, as: UInt8.self)
-        let size = Self.fixedSize(ofTag: tag)
-        guard size > 0, size <= count &- start, size <= 9 else { return nil }
+        let size = Self.fixedSize(ofTag: base.load(fromByteOffset: start, as: UInt8.self))
+        guard size > 0, size <= count &- start else { return nil }
+        return verdict(component: UnsafeRawBufferPointer(start: base + start, count: size))
+    }
+
+    /// Whether the component `component` (one whole encoded component, located by the caller)
+    /// is in the range: nil when it is not an ascending fixed-size component. A null is not.
+    @inline(__always)
+    public func verdict(component: UnsafeRawBufferPointer) -> Bool? {
+        guard let base = component.baseAddress, !component.isEmpty else { return nil }
+        let tag = base.load(as: UInt8.self), size = component.count
+        guard size <= 9, Self.fixedSize(ofTag: tag) == size else { return nil }
         if tag == 0x05 { return false }
         // Eight-byte bodies (doubles, dates, 64-bit integers) read here; shorter ones by a call.
-        let body = size == 9 ? UInt64(bigEndian: base.loadUnaligned(fromByteOffset: start &+ 1, as: UInt64.self))
-            : Self.shortBody(of: UnsafeRawBufferPointer(start: base + start, count: size))
+        let body = size == 9 ? UInt64(bigEndian: base.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) : Self.shortBody(of: component)
         return contains(tag: tag, body: body)
     }
 
     /// Whether a fixed-size component with `tag` and `body` (see `body(of:)`) is in the range.
     @inline(__always)
-    public func contains(tag: UInt8, body: UInt64) -> Bool {
+    func contains(tag: UInt8, body: UInt64) -> Bool {
         if hasLower, tag != lowerTag ? tag < lowerTag : (lowerInclusive ? body < lowerBody : body <= lowerBody) { return false }
         if hasUpper, tag != upperTag ? tag > upperTag : (upperInclusive ? body > upperBody : body >= upperBody) { return false }
         return true
@@ -65,7 +73,7 @@ public final class FixedComponentRange: Sendable {
     /// The body of a fixed-size component (after its tag, at most 8 bytes) as a big-endian
     /// number shifted to the top, so shorter bodies compare as their bytes do.
     @inline(__always)
-    public static func body(of component: UnsafeRawBufferPointer) -> UInt64 {
+    static func body(of component: UnsafeRawBufferPointer) -> UInt64 {
         let count = component.count &- 1
         if count == 8 { return UInt64(bigEndian: component.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) }
         var value: UInt64 = 0

@@ -68,10 +68,7 @@ final class KeyFilter {
         }
         let component = UnsafeRawBufferPointer(rebasing: key[range])
         let tag = component[0]
-        if let fixedRange, tag < 0x80, component.count <= 9, FixedComponentRange.fixedSize(ofTag: tag) == component.count {
-            if tag == 0x05 { return false }  // null never meets a range
-            return fixedRange.contains(tag: tag, body: FixedComponentRange.body(of: component))
-        }
+        if let verdict = fixedRange?.verdict(component: component) { return verdict }
         if tag >= 0x80 {
             // A descending component: compare decoded values.
             return QueryPlanner.matches(try TupleKey.decode(Array(component))[0], condition)

@@ -308,15 +308,8 @@ enum RowCodec {
               base.load(fromByteOffset: 2, as: UInt8.self) == UInt8(entity) else { return nil }
         let count = bytes.count
         var offset = 3, remaining = slot
-        // A whole-second date's varint, ending within the eight bytes after its tag at `at`:
-        // its value and length (see `ByteReader.gatherGroups`).
-        func varint(after at: Int) -> (value: UInt64, length: Int)? {
-            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: at &+ 1, as: UInt64.self))
-            let ends = ~word & 0x8080_8080_8080_8080
-            guard ends != 0 else { return nil }
-            let bits = ends.trailingZeroBitCount &+ 1
-            return (ByteReader.gatherGroups(bits == 64 ? word : word & (1 &<< UInt64(bits) &- 1)), bits &>> 3)
-        }
+        // A whole-second date's varint, after its tag at `at` (nine bytes are readable there).
+        func varint(after at: Int) -> (value: UInt64, length: Int)? { ByteReader.eightByteVarint(at: base + (at &+ 1)) }
         // Each step moves past at least one byte: bounded by the row's length.
         while count &- offset >= 9 {
             let raw = base.load(fromByteOffset: offset, as: UInt8.self)
@@ -475,13 +468,21 @@ struct ByteReader {
     /// remain or the varint is longer; the offset is then unchanged.
     @inline(__always)
     private mutating func eightByteVarint() -> UInt64? {
-        guard bytes.count &- offset >= 8, let base = bytes.baseAddress else { return nil }
-        let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        guard bytes.count &- offset >= 8, let base = bytes.baseAddress,
+              let (value, length) = Self.eightByteVarint(at: base + offset) else { return nil }
+        offset &+= length
+        return value
+    }
+
+    /// The varint at `start` (eight bytes readable there) and its length, when it ends within
+    /// those eight bytes: one load, the end found from the high bits, the 7-bit groups gathered.
+    @inline(__always)
+    static func eightByteVarint(at start: UnsafeRawPointer) -> (value: UInt64, length: Int)? {
+        let word = UInt64(littleEndian: start.loadUnaligned(as: UInt64.self))
         let ends = ~word & 0x8080_8080_8080_8080
         guard ends != 0 else { return nil }
         let bits = ends.trailingZeroBitCount &+ 1  // 8 × the varint's length
-        offset &+= bits &>> 3
-        return Self.gatherGroups(bits == 64 ? word : word & (1 &<< UInt64(bits) &- 1))
+        return (gatherGroups(bits == 64 ? word : word & (1 &<< UInt64(bits) &- 1)), bits &>> 3)
     }
 
     /// `varint()` of more than one byte, out of line so that the one-byte case stays small
