@@ -9,8 +9,9 @@ public class Transaction {
     var openTrees: [String: TreeBox] = [:]
     /// The last few trees asked for by name, most recent first: a fetch alternates between a
     /// couple of trees per row, and comparing a name with the same string costs less than
-    /// hashing it.
-    private var recentTrees: [TreeBox] = []
+    /// hashing it. Inline, not an array: a one-fetch transaction would allocate one. Unchecked:
+    /// a transaction is confined to one thread, and its accesses never overlap.
+    @exclusivity(unchecked) private var recentTrees: (TreeBox?, TreeBox?, TreeBox?, TreeBox?) = (nil, nil, nil, nil)
     let catalogBox: TreeBox
     /// Pages this read transaction visited lately, direct-mapped by page number: the roots and
     /// branches every lookup passes through are found without the shared cache's lock, hashing
@@ -76,17 +77,19 @@ public class Transaction {
     /// - Throws: `treeNotFound` when the catalog has no such tree; `corruptPage` on a damaged catalog.
     public func tree(_ name: String) throws -> Tree {
         try ensureOpen()
-        for box in recentTrees where !box.isDropped && box.name == name { return Tree(transaction: self, box: box) }
-        if let box = openTrees[name], !box.isDropped {
-            remember(box)
-            return Tree(transaction: self, box: box)
-        }
+        if let box = recentTree(named: name) { return Tree(transaction: self, box: box) }
         // A write transaction's catalog changes under it: only read transactions share records.
+        // They ask the database's cache first: a fetch's transaction is new, so its own map
+        // would only cost a second hash of the name.
         let shares = !isWritable
         if shares, let cached = database.cachedTreeInfo(name, snapshot: meta.txid) {
             // Found again through the recent trees or the database's cache: a read
             // transaction's trees never change, so one box or another makes no difference.
             let box = TreeBox(name: name, info: cached)
+            remember(box)
+            return Tree(transaction: self, box: box)
+        }
+        if let box = openTrees[name], !box.isDropped {
             remember(box)
             return Tree(transaction: self, box: box)
         }
@@ -100,23 +103,18 @@ public class Transaction {
         return Tree(transaction: self, box: box)
     }
 
+    /// The box of tree `name` among the recent trees, unless dropped.
+    @inline(__always)
+    private func recentTree(named name: String) -> TreeBox? {
+        if let box = recentTrees.0, !box.isDropped, box.name == name { return box }
+        if let box = recentTrees.1, !box.isDropped, box.name == name { return box }
+        if let box = recentTrees.2, !box.isDropped, box.name == name { return box }
+        if let box = recentTrees.3, !box.isDropped, box.name == name { return box }
+        return nil
+    }
+
     private func remember(_ box: TreeBox) {
-        // Edited as a local taken out of the property: each access to a class's stored
-        // property is checked for exclusivity at run time (about 80 instructions).
-        var trees: [TreeBox] = []
-        swap(&trees, &recentTrees)
-        if trees.count < 4 {
-            if trees.isEmpty { trees.reserveCapacity(4) }  // one allocation, not one per growth
-            trees.append(box)
-        }
-        // Shifted by hand: `insert(at: 0)` goes through the generic range replacement.
-        var index = trees.count - 1
-        while index > 0 {
-            trees[index] = trees[index - 1]
-            index -= 1
-        }
-        trees[0] = box
-        swap(&trees, &recentTrees)
+        recentTrees = (box, recentTrees.0, recentTrees.1, recentTrees.2)
     }
 
     /// Whether a tree named `name` exists.

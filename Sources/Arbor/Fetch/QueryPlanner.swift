@@ -94,6 +94,22 @@ enum QueryPlanner {
 
     static let maximumRanges = 256
 
+    /// The column conditions of a predicate's conjuncts, each with its column's slot and its
+    /// conjunct: a flat list, as a predicate states a handful (a dictionary of arrays cost
+    /// three allocations for a geo box).
+    struct ColumnConditions {
+        private(set) var entries: [(slot: Int, condition: Condition, label: ConditionLabel)] = []
+
+        init(capacity: Int = 0) { entries.reserveCapacity(capacity) }
+
+        mutating func append(slot: Int, condition: Condition, label: ConditionLabel) {
+            entries.append((slot, condition, label))
+        }
+
+        /// Whether some condition bounds the column at `slot`.
+        func contains(slot: Int) -> Bool { entries.contains { $0.slot == slot } }
+    }
+
     static func plan(_ predicate: ObjectPredicate?, for info: EntityInfo, store: PersistentStore) -> QueryPlan {
         guard let predicate else { return QueryPlan(entity: info, access: .scan, usedConditions: []) }
         // Each conjunct's column condition is worked out once and shared by every step below.
@@ -152,12 +168,11 @@ enum QueryPlanner {
 
     /// The column conditions that conjuncts `parts` state (`stated`), by column slot, each
     /// labelled with its conjunct.
-    static func columnConditions(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?]) -> [Int: [(Condition, ConditionLabel)]] {
-        // Sized up front: growing from empty rehashed twice for a geo box.
-        var conditions = [Int: [(Condition, ConditionLabel)]](minimumCapacity: stated.count)
+    static func columnConditions(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?]) -> ColumnConditions {
+        var conditions = ColumnConditions(capacity: stated.count)
         for (conjunct, condition) in zip(parts, stated) {
             guard let (slot, condition) = condition else { continue }
-            conditions[slot, default: []].append((condition, .predicate(conjunct)))
+            conditions.append(slot: slot, condition: condition, label: .predicate(conjunct))
         }
         return conditions
     }
@@ -219,11 +234,12 @@ enum QueryPlanner {
     }
 
     /// The conditions an index entry's key can answer by itself.
-    static func keyFilters(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]],
+    static func keyFilters(for index: EntityInfo.Index, _ conditions: ColumnConditions,
                            skipping exact: KeyPositions = KeyPositions()) -> [KeyFilter] {
         var filters: [KeyFilter] = []
         for (position, slot) in index.slots.enumerated() where !exact.contains(position) {
-            for (condition, _) in conditions[slot] ?? [] {
+            for entry in conditions.entries where entry.slot == slot {
+                let condition = entry.condition
                 switch condition {
                 case .foldedEqual(let value) where index.isNormalized: filters.append(KeyFilter(position: position, condition: .equal(.string(value))))
                 case .foldedPrefix(let value) where index.isNormalized: filters.append(KeyFilter(position: position, condition: .prefix(value)))
@@ -378,68 +394,70 @@ enum QueryPlanner {
     /// more selective); nil when the index's first column has no condition.
     /// Also returns the key positions whose every condition the ranges encode exactly (a
     /// key filter there would only repeat the range).
-    static func ranges(for index: EntityInfo.Index, _ conditions: [Int: [(Condition, ConditionLabel)]])
+    static func ranges(for index: EntityInfo.Index, _ conditions: ColumnConditions)
         -> (Int, [KeyRange], [ConditionLabel], exact: KeyPositions)? {
         // Most indexes of an entity are not led by a bounded column: ruled out before any work.
-        guard let first = index.slots.first, conditions[first] != nil else { return nil }
+        guard let first = index.slots.first, conditions.contains(slot: first) else { return nil }
         var prefixes: [[TupleValue]] = [[]]
         var score = 0
         var used: [ConditionLabel] = []
         var exact = KeyPositions()
         for (position, slot) in index.slots.enumerated() {
-            guard let all = conditions[slot] else { break }
-            // A normalized index serves folded conditions on its string columns (and raw ones
-            // on other columns); a plain index serves raw conditions only.
-            let options: [(Condition, ConditionLabel)] = all.compactMap { condition, text in
-                switch condition {
-                case .foldedEqual(let value): return index.isNormalized ? (.equal(.string(value)), text) : nil
-                case .foldedPrefix(let value): return index.isNormalized ? (.prefix(value), text) : nil
-                case .equal(.string), .oneOf, .range, .prefix: return index.isNormalized ? nil : (condition, text)
-                default: return (condition, text)
+            // The column's conditions, and those this index can serve (`usable`); an equality
+            // or a list of values serves before any range.
+            var all = 0, usable = 0
+            var equal: (value: TupleValue, label: ConditionLabel)?
+            var oneOf: (values: [TupleValue], label: ConditionLabel)?
+            for entry in conditions.entries where entry.slot == slot {
+                all += 1
+                guard let option = Self.usable(entry.condition, by: index) else { continue }
+                usable += 1
+                switch option {
+                case .equal(let value): if equal == nil { equal = (value, entry.label) }
+                case .oneOf(let values): if oneOf == nil { oneOf = (values, entry.label) }
+                default: break
                 }
             }
-            guard !options.isEmpty else { break }
-            if let (condition, text) = options.first(where: { if case .equal = $0.0 { return true } else { return false } }),
-               case .equal(let value) = condition {
+            guard usable > 0 else { break }
+            if let (value, label) = equal {
                 if index.isForeignKey, isNull(value) { return nil }  // nil references have no entries
-                prefixes = prefixes.map { $0 + [value] }
+                for position in prefixes.indices { prefixes[position].append(value) }
                 score += 4
-                used.append(text)
-                if all.count == 1 { exact.insert(position) }
+                used.append(label)
+                if all == 1 { exact.insert(position) }
                 continue
             }
-            if let (condition, text) = options.first(where: { if case .oneOf = $0.0 { return true } else { return false } }),
-               case .oneOf(let values) = condition, prefixes.count * values.count <= maximumRanges {
+            if let (values, label) = oneOf, prefixes.count * values.count <= maximumRanges {
                 if index.isForeignKey, values.contains(where: isNull) { return nil }
                 prefixes = prefixes.flatMap { prefix in values.map { prefix + [$0] } }
                 score += 3
-                used.append(text)
-                if all.count == 1 { exact.insert(position) }
+                used.append(label)
+                if all == 1 { exact.insert(position) }
                 continue
             }
             // A range or prefix on this column ends the usable part of the index.
             var lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?
             var stringPrefix: String?
             var lowers = 0, uppers = 0, rangeCount = 0, prefixCount = 0
-            for (condition, text) in options {
-                switch condition {
+            for entry in conditions.entries where entry.slot == slot {
+                switch Self.usable(entry.condition, by: index) {
                 case .range(let low, let high):
                     if let low { lower = low; lowers += 1 }
                     if let high { upper = high; uppers += 1 }
                     rangeCount += 1
-                    used.append(text)
+                    used.append(entry.label)
                 case .prefix(let value):
                     stringPrefix = value
                     prefixCount += 1
-                    used.append(text)
+                    used.append(entry.label)
                 default: break
                 }
             }
             // Every condition of the column is encoded in the range, none replaced by another
             // (`x >= a AND x <= b`, as a departure window states it; not `x > a AND x > b`):
             // the range answers them exactly, and no key filter need repeat them.
-            let encodesAll = options.count == all.count && rangeCount + prefixCount == all.count
-                && lowers <= 1 && uppers <= 1 && (prefixCount == 0 || all.count == 1)
+            let encodesAll = usable == all && rangeCount + prefixCount == all
+                && lowers <= 1 && uppers <= 1 && (prefixCount == 0 || all == 1)
             if encodesAll { exact.insert(position) }
             if let stringPrefix {
                 let ranges = prefixes.map { KeyRange.prefix(TupleKey.encode($0) + encodedStringPrefix(stringPrefix)) }
@@ -453,6 +471,19 @@ enum QueryPlanner {
         }
         guard score > 0 else { return nil }
         return (score, prefixes.map { KeyRange.prefix(TupleKey.encode($0)) }, used, exact)
+    }
+
+    /// `condition` as `index` can serve it, or nil: a normalized index serves folded
+    /// conditions on its string columns (and raw ones on other columns); a plain index serves
+    /// raw conditions only.
+    @inline(__always)
+    static func usable(_ condition: Condition, by index: EntityInfo.Index) -> Condition? {
+        switch condition {
+        case .foldedEqual(let value): return index.isNormalized ? .equal(.string(value)) : nil
+        case .foldedPrefix(let value): return index.isNormalized ? .prefix(value) : nil
+        case .equal(.string), .oneOf, .range, .prefix: return index.isNormalized ? nil : condition
+        default: return condition
+        }
     }
 
     /// The encoding of a string component without its terminator: every key whose string

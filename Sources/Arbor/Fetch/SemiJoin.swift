@@ -24,7 +24,7 @@ final class MemberProbePlan {
         let stated = QueryPlanner.statedConditions(parts, info: destination, store: store)
         let conditions = QueryPlanner.columnConditions(parts, stated)
         // A condition on the foreign key itself would share the owner's column: not planned.
-        guard conditions[inverse.slot] == nil else { return nil }
+        guard !conditions.contains(slot: inverse.slot) else { return nil }
         // The columns after the owner's as an index of their own: the owner's component has a
         // fixed width, so a range over the rest of the key prefixed by it is a range of the index.
         let tail = EntityInfo.Index(name: index.name, tree: index.tree, slots: Array(index.slots.dropFirst()),
