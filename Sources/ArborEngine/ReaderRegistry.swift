@@ -38,9 +38,15 @@ final class ReaderRegistry: Sendable {
 
     func unregister(_ txid: UInt64) {
         state.withLock { state in
-            guard let count = state.readers[txid] else { return }
-            if count <= 1 { state.readers[txid] = nil } else { state.readers[txid] = count - 1 }
-            guard let lockFile else { return }
+            // One hash lookup: the count is changed (or the entry removed) through its index.
+            guard let index = state.readers.index(forKey: txid) else { return }
+            if state.readers.values[index] > 1 {
+                state.readers.values[index] -= 1
+                return  // a reader of the snapshot remains: the oldest is unchanged
+            }
+            state.readers.remove(at: index)
+            // The published slot is the oldest snapshot in use: only its last reader moves it.
+            guard let lockFile, txid == state.published else { return }
             let minimum = state.readers.keys.min() ?? 0
             if minimum != state.published {
                 lockFile.publishSlot(minimum)

@@ -1,0 +1,37 @@
+@testable import ArborEngine
+import ArborEngineTestSupport
+import Foundation
+import Testing
+
+/// The lock-file slot a handle publishes for its readers: the oldest snapshot any of them uses,
+/// as another handle (another process) sees it.
+@Suite("Reader registry: the published snapshot is the oldest one a reader of the handle uses")
+struct ReaderRegistryTests {
+    /// Random reads begun and closed on one handle, in any order, with commits on another in
+    /// between: after each step the writer's handle sees the oldest snapshot of the open
+    /// readers (none when all are closed), as a list of the open readers says.
+    @Test("random begins, closes and commits against a list of open readers")
+    func publishedSlotFollowsOldestReader() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("registry.arbor")
+        let writer = try Database.open(path: path)
+        try writer.update { tx in try tx.createTree("t").put([0], [0]) }
+        let readerHandle = try Database.open(path: path)
+        var random = SplitMix64(seed: 17)
+        var open: [Transaction] = []
+        for step in 0..<400 {
+            switch random.next() % 4 {
+            case 0: try writer.update { tx in try tx.tree("t").put([UInt8(step % 251)], [UInt8(step % 7)]) }
+            case 1: open.append(try readerHandle.beginRead())
+            default:
+                guard !open.isEmpty else { continue }
+                open.remove(at: Int(random.next() % UInt64(open.count))).close()
+            }
+            let expected = open.map(\.snapshotID).min()
+            #expect(try writer.registry.oldestSnapshot() == expected, "step \(step): \(open.map(\.snapshotID))")
+            #expect(try readerHandle.registry.oldestSnapshot() == expected)
+        }
+        for transaction in open { transaction.close() }
+        #expect(try writer.registry.oldestSnapshot() == nil)
+    }
+}
