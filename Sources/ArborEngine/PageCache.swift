@@ -31,8 +31,10 @@ final class PageCache: Sendable {
         guard page.size <= capacityBytes else { return }
         let capacity = capacityBytes
         state.withLock { table in
+            // Room is made first: evicting after the insert could take the new page itself (it
+            // sits just behind the hand, unreferenced, and is the last the sweep meets).
+            while table.bytes + page.size > capacity, table.evictOne() {}
             table.insert(page)
-            while table.bytes > capacity, table.evictOne() {}
         }
     }
 

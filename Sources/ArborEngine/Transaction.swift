@@ -13,10 +13,12 @@ public class Transaction {
     /// a transaction is confined to one thread, and its accesses never overlap.
     @exclusivity(unchecked) private var recentTrees: (TreeBox?, TreeBox?, TreeBox?, TreeBox?) = (nil, nil, nil, nil)
     let catalogBox: TreeBox
-    /// Pages this read transaction visited lately, direct-mapped by page number: the roots and
-    /// branches every lookup passes through are found without the shared cache's lock, hashing
-    /// and LRU update. Snapshot pages never change while the transaction is open. Nil for a
-    /// write transaction, whose pages can be rewritten under the same number.
+    /// Branch pages this read transaction visited lately, direct-mapped by page number: the
+    /// roots and branches every lookup passes through are found without the shared cache's
+    /// lock, hashing and LRU update. Leaves are not kept: point lookups rarely meet the same
+    /// leaf twice (a cursor keeps the leaf it walks), and each one pushed a branch out of its
+    /// slot. Snapshot pages never change while the transaction is open. Nil for a write
+    /// transaction, whose pages can be rewritten under the same number.
     private let recentPages: UnsafeMutablePointer<Page?>?
     private static let recentPageSlots = 64
     /// Which slots of `recentPages` hold a page (bit `i`: slot `i`): closing empties only those.
@@ -160,7 +162,7 @@ public class Transaction {
     func node(_ id: PageID, level: Int) throws -> NodeRef {
         if let recent = recentPage(id) { return try checkedNode(recent, level: level) }
         let page = try database.loadPage(id, pageCount: meta.pageCount)
-        rememberRecent(page)
+        if level > 0 { rememberRecent(page) }
         return try checkedNode(page, level: level)
     }
 
@@ -171,7 +173,7 @@ public class Transaction {
     func nodeInMemory(_ id: PageID, level: Int) throws -> NodeRef? {
         if let recent = recentPage(id) { return try checkedNode(recent, level: level) }
         guard let page = try database.cachedPage(id, pageCount: meta.pageCount) else { return nil }
-        rememberRecent(page)
+        if level > 0 { rememberRecent(page) }
         return try checkedNode(page, level: level)
     }
 

@@ -60,4 +60,18 @@ struct PageCacheTests {
         }
         #expect(cache.statistics.pages == 8)
     }
+
+    /// The sweep that makes room clears the bit of every page read since it last passed and
+    /// comes round to the slot freed last, where a page inserted before eviction would sit.
+    @Test("a page just inserted is there, even when every other page was read since the last sweep")
+    func insertedPageStays() {
+        let cache = PageCache(capacityBytes: 8 * 4096)
+        for id in PageID(2)..<PageID(200) {
+            for cached in PageID(max(2, Int(id) - 8))..<id { _ = cache.page(cached) }
+            let page = Self.page(id, size: 4096)
+            cache.insert(page)
+            #expect(cache.page(id) === page, "page \(id)")
+        }
+        #expect(cache.statistics.pages == 8)
+    }
 }
