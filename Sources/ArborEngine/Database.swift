@@ -67,6 +67,8 @@ public final class Database: Sendable {
     /// the read transactions of one snapshot (every fetch between two commits) skip the catalog
     /// walk. A committed snapshot's records never change, so the snapshot id is the whole key.
     private let treeInfoCache = Locked<(snapshot: UInt64, trees: [String: TreeInfo])>((0, [:]))
+    /// Leaf directories of large trees, shared by read transactions (see `LeafDirectory`).
+    private let leafDirectories: Locked<LeafDirectories>
 
     /// Opens the store file at `path`, creating it when missing (unless read-only).
     /// - Throws: `ArborError` naming what is wrong: not an Arbor file, a newer format, a
@@ -93,6 +95,7 @@ public final class Database: Sendable {
         let registry = ReaderRegistry(lockFile: lockFile)
         self.registry = registry
         self.cache = PageCache(capacityBytes: options.cacheBytes)
+        leafDirectories = Locked(LeafDirectories(budget: max(1 << 20, options.cacheBytes / 8)))
         if try file.size() == 0 && !options.readOnly {
             try registry.lockWriter()
             defer { registry.unlockWriter() }
@@ -132,6 +135,23 @@ public final class Database: Sendable {
             if snapshot > cache.snapshot { cache = (snapshot, [:]) }
             if snapshot == cache.snapshot { cache.trees[name] = info }
         }
+    }
+
+    /// The leaf directory of the tree `info` as `transaction` (a reader) sees it: a kept one
+    /// for the same root page, or one built now from pages in memory when this tree version
+    /// has been asked for often enough; nil otherwise. Reads nothing from the file.
+    func leafDirectory(for info: TreeInfo, in transaction: Transaction) throws -> LeafDirectory? {
+        guard info.depth >= 3, case .page(let root)? = try transaction.nodeInMemory(info.root, level: info.depth - 1) else { return nil }
+        let stamp = root.txid
+        let (kept, build) = leafDirectories.withLock { directories -> (LeafDirectory?, Bool) in
+            if let kept = directories.directory(root: info.root, rootTransaction: stamp) { return (kept, false) }
+            return (nil, directories.noteDemand(root: info.root, rootTransaction: stamp))
+        }
+        if let kept { return kept }
+        // Built outside the lock: other readers go on meanwhile (two may build the same one).
+        guard build, let made = try LeafDirectory.build(transaction, info) else { return nil }
+        leafDirectories.withLock { $0.add(made) }
+        return made
     }
 
     // MARK: Transactions

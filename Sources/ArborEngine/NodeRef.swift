@@ -72,6 +72,10 @@ final class TreeBox {
     var version = 0
     var isDirty = false
     var isDropped = false
+    /// A read transaction's leaf directory for this tree (see `Transaction.leafDirectory`),
+    /// asked for once the transaction has made `leafDirectoryThreshold` in-memory lookups.
+    var leafDirectory: LeafDirectory?
+    var inMemoryLookups = 0
 
     init(name: String, info: TreeInfo) {
         self.name = name

@@ -209,6 +209,11 @@ public class Transaction {
                               _ body: (UnsafeRawBufferPointer) throws -> R) throws -> LookupInMemory<R> {
         let info = box.info
         guard info.root != 0 else { return .absent }
+        if info.depth >= 3, let directory = try leafDirectory(box) {
+            guard let leaf = try nodeInMemory(directory.leaf(for: key), level: 0) else { return .notInMemory }
+            guard let index = Self.index(of: key, in: leaf) else { return .absent }
+            return .found(try withEntry(leaf, index) { _, value in try body(value) })
+        }
         guard var ref = try nodeInMemory(info.root, level: info.depth - 1) else { return .notInMemory }
         var level = info.depth - 1
         // Bounded by the depth, which the catalog check limits.
@@ -219,6 +224,23 @@ public class Transaction {
         }
         guard let index = Self.index(of: key, in: ref) else { return .absent }
         return .found(try withEntry(ref, index) { _, value in try body(value) })
+    }
+
+    /// In-memory lookups a read transaction makes in one tree before it asks for the tree's
+    /// leaf directory: a fetch that looks up a few rows never pays for one.
+    static let leafDirectoryThreshold = 64
+
+    /// The leaf directory `withValueInMemory` uses for the tree of `box`, once this read
+    /// transaction has made `leafDirectoryThreshold` lookups in it (asked for once); nil for a
+    /// write transaction, whose trees change under it.
+    @inline(__always)
+    private func leafDirectory(_ box: TreeBox) throws -> LeafDirectory? {
+        if let directory = box.leafDirectory { return directory }
+        guard !isWritable, box.inMemoryLookups <= Self.leafDirectoryThreshold else { return nil }
+        box.inMemoryLookups += 1
+        guard box.inMemoryLookups > Self.leafDirectoryThreshold else { return nil }
+        box.leafDirectory = try database.leafDirectory(for: box.info, in: self)
+        return box.leafDirectory
     }
 
     /// An overflow page of a value.

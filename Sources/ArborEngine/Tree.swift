@@ -107,6 +107,9 @@ public struct Tree {
     /// if every page on the way is already in memory; `.notInMemory` when one is not, and then
     /// nothing is read from the file. For reading first what costs no file read: a semi-join
     /// that needs one member of many meeting a condition tries the members in memory first.
+    /// After many lookups in a tree of three levels or more, a read transaction finds the leaf
+    /// through the tree's `LeafDirectory` (one search, no branch page), and then only the leaf
+    /// has to be in memory.
     /// - Complexity: O(log n), no I/O. Values in overflow chains are read (their pages are
     ///   not cached).
     /// - Throws: `corruptPage` for a damaged page in memory.

@@ -1,0 +1,177 @@
+/// The leaves of one version of a tree in key order, with the separators between them: a point
+/// lookup finds its leaf with one binary search over the directory instead of a search in each
+/// branch page on its way down (and a page-cache probe for each of those pages).
+///
+/// A semi-join through a foreign-key index looks up thousands of member rows per fetch, each
+/// in a different leaf of a table of millions of rows: the two branch levels above the leaves
+/// cost about as much as the leaf itself. The directory replaces them for trees at least three
+/// levels deep. It is built from pages in memory only (see `build`), once per tree version,
+/// and shared by the read transactions that see that version.
+///
+/// Why it finds the leaf a descent finds: a branch sends a key to its child `i`, the number of
+/// its separators <= the key. Listing every branch's separators in order (each between the
+/// subtrees it divides) gives the boundaries; when they are sorted, the leaf a descent reaches
+/// is the one after the last boundary <= the key (the separators inside a child's subtree lie
+/// between the separators around it). `build` checks that they are sorted and gives up
+/// otherwise, so a malformed tree is searched by descents as before.
+///
+/// Identity: a committed page never changes while a reader can reach it, and every change to a
+/// tree writes a new root page, stamped with the writing transaction's id. A directory made for
+/// root page `root` written by `rootTransaction` is therefore valid wherever that root page,
+/// with that stamp, is the tree's root.
+final class LeafDirectory: Sendable {
+    let root: PageID
+    let rootTransaction: UInt64
+    /// Boundaries: the first eight bytes of each, big-endian and zero-padded (see
+    /// `Page.searchPrefix`), compared first; the bytes only when prefixes tie.
+    private let prefixes: [UInt64]
+    /// Boundary `i` is `bytes[starts[i] ..< starts[i + 1]]`.
+    private let starts: [Int]
+    private let bytes: [UInt8]
+    /// One more than the boundaries: leaf `i` holds the keys from boundary `i - 1` on.
+    private let leaves: [PageID]
+
+    /// Memory held, for the database's budget.
+    var memoryBytes: Int { prefixes.count * 8 + starts.count * 8 + bytes.count + leaves.count * 4 + 64 }
+
+    var leafCount: Int { leaves.count }
+
+    private init(root: PageID, rootTransaction: UInt64, prefixes: [UInt64], starts: [Int], bytes: [UInt8], leaves: [PageID]) {
+        self.root = root
+        self.rootTransaction = rootTransaction
+        self.prefixes = prefixes
+        self.starts = starts
+        self.bytes = bytes
+        self.leaves = leaves
+    }
+
+    /// The leaf whose key range covers `key`: the one a descent from the root reaches.
+    /// - Complexity: O(log n) for n leaves; integer comparisons, bytes only among ties.
+    func leaf(for key: UnsafeRawBufferPointer) -> PageID {
+        let target = Page.searchPrefix(key)
+        // The number of boundaries <= key, by the same two steps as `Page.childIndex`: first
+        // those whose prefix is below the key's, then the ties by their bytes. (A bisection
+        // without a tie test in its loop, as there, took more instructions here.)
+        var low = 0, high = prefixes.count
+        prefixes.withUnsafeBufferPointer { prefixes in
+            while low < high {
+                let mid = (low &+ high) &>> 1
+                if prefixes[mid] < target { low = mid &+ 1 } else { high = mid }
+            }
+            guard low < prefixes.count, prefixes[low] == target else { return }
+            high = prefixes.count
+            bytes.withUnsafeBytes { bytes in
+                while low < high {
+                    let mid = (low &+ high) &>> 1
+                    let notAbove = prefixes[mid] != target ? prefixes[mid] < target
+                        : compareBytes(UnsafeRawBufferPointer(rebasing: bytes[starts[mid]..<starts[mid &+ 1]]), key) <= 0
+                    if notAbove { low = mid &+ 1 } else { high = mid }
+                }
+            }
+        }
+        return leaves[low]
+    }
+
+    /// The directory of the tree `info` as `transaction` sees it, from pages in memory only
+    /// (nothing is read from the file); nil when a page is not in memory, when the tree has
+    /// fewer than three levels, or when its boundaries are not in order.
+    /// - Complexity: O(branch pages + separators).
+    /// - Throws: `corruptPage` for a page in memory that is not the node its parent promises.
+    static func build(_ transaction: Transaction, _ info: TreeInfo) throws -> LeafDirectory? {
+        guard info.root != 0, info.depth >= 3, case .page(let rootPage)? = try transaction.nodeInMemory(info.root, level: info.depth - 1)
+        else { return nil }
+        var builder = Builder(limit: Int(transaction.meta.pageCount))
+        guard try builder.visit(rootPage, transaction) else { return nil }
+        return LeafDirectory(root: info.root, rootTransaction: rootPage.txid, prefixes: builder.prefixes,
+                             starts: builder.starts, bytes: builder.bytes, leaves: builder.leaves)
+    }
+
+    private struct Builder {
+        var prefixes: [UInt64] = []
+        var starts: [Int] = [0]
+        var bytes: [UInt8] = []
+        var leaves: [PageID] = []
+        /// A tree has fewer leaves than the file has pages: more means pages are shared
+        /// between subtrees (a malformed file), and the walk stops.
+        let limit: Int
+
+        init(limit: Int) { self.limit = limit }
+
+        /// Adds the boundaries and leaves under `branch`; false when a page is not in memory,
+        /// the boundaries are out of order, or there are more leaves than pages.
+        mutating func visit(_ branch: Page, _ transaction: Transaction) throws -> Bool {
+            let childLevel = branch.level - 1
+            // Levels fall by one per step (a checked node), so the walk is at most as deep as
+            // the tree, whose depth the catalog check limits.
+            for child in 0...branch.count {
+                if child > 0, !(branch.withKey(child - 1) { add($0) }) { return false }
+                let id = branch.child(child)
+                if childLevel == 0 {
+                    leaves.append(id)
+                    if leaves.count > limit { return false }
+                    continue
+                }
+                guard case .page(let page)? = try transaction.nodeInMemory(id, level: childLevel),
+                      try visit(page, transaction) else { return false }
+            }
+            return true
+        }
+
+        /// Appends a boundary; false when it is below the previous one.
+        private mutating func add(_ key: UnsafeRawBufferPointer) -> Bool {
+            if let last = starts.last, starts.count >= 2 {
+                let previous = starts[starts.count - 2]
+                let order = bytes.withUnsafeBytes { compareBytes(UnsafeRawBufferPointer(rebasing: $0[previous..<last]), key) }
+                if order > 0 { return false }
+            }
+            prefixes.append(Page.searchPrefix(key))
+            bytes.append(contentsOf: key)
+            starts.append(bytes.count)
+            return true
+        }
+    }
+}
+
+/// The leaf directories of a database's trees, shared by its read transactions: at most a
+/// budget of memory (an eighth of the page cache), the newest kept.
+struct LeafDirectories {
+    private var directories: [LeafDirectory] = []
+    private var bytes = 0
+    /// Requests for a tree version without a directory: one is built at the third, so a tree
+    /// version read by one transaction only (a writer commits between reads) is never built.
+    private var demand: [PageID: (rootTransaction: UInt64, count: Int)] = [:]
+    let budget: Int
+
+    init(budget: Int) { self.budget = budget }
+
+    /// The directory of root `root` written by `rootTransaction`, if one is kept.
+    func directory(root: PageID, rootTransaction: UInt64) -> LeafDirectory? {
+        directories.last { $0.root == root && $0.rootTransaction == rootTransaction }
+    }
+
+    /// Counts a request for a missing directory; true when one should be built now.
+    mutating func noteDemand(root: PageID, rootTransaction: UInt64) -> Bool {
+        var entry = demand[root] ?? (rootTransaction, 0)
+        if entry.rootTransaction != rootTransaction { entry = (rootTransaction, 0) }
+        entry.count += 1
+        if demand.count >= 1_024, demand[root] == nil { demand.removeAll() }
+        demand[root] = entry
+        return entry.count >= 3
+    }
+
+    /// Keeps `directory`, dropping the oldest ones over the budget (and any of the same root).
+    mutating func add(_ directory: LeafDirectory) {
+        guard directory.memoryBytes <= budget else { return }
+        demand[directory.root] = nil
+        directories.removeAll { old in
+            guard old.root == directory.root else { return false }
+            bytes -= old.memoryBytes
+            return true
+        }
+        directories.append(directory)
+        bytes += directory.memoryBytes
+        while bytes > budget, !directories.isEmpty {
+            bytes -= directories.removeFirst().memoryBytes
+        }
+    }
+}

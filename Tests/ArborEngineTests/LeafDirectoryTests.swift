@@ -1,0 +1,149 @@
+@testable import ArborEngine
+import ArborEngineTestSupport
+import Testing
+
+/// Leaf directories against descents: the directory of a tree finds the leaf a descent from
+/// the root finds, for every kind of key (present, absent, a boundary itself, before and after
+/// all); in-memory lookups through directories answer as `get` across commits that rewrite the
+/// tree and reuse its pages.
+@Suite("Leaf directories: the leaf a descent finds, in one search")
+struct LeafDirectoryTests {
+    /// Long keys with a long common start (long separators, small branches: three levels come
+    /// soon; their first eight bytes tie), keys that share their first eight bytes in a few
+    /// groups, and short ones that differ only in trailing
+    /// zero bytes ([1], [1, 0], [1, 0, 0]: equal padded prefixes).
+    static func key(_ number: Int) -> [UInt8] {
+        switch number % 5 {
+        case 0: return [1] + [UInt8](repeating: 0, count: number % 7)
+        case 1: return [2, UInt8(number % 3)] + [UInt8](repeating: 0, count: 6) + withUnsafeBytes(of: UInt32(number).bigEndian, Array.init)
+        default:
+            // A long common start: separators must be as long, so branches hold few.
+            return [UInt8](repeating: 0x40, count: 150) + withUnsafeBytes(of: UInt32(number).bigEndian, Array.init)
+        }
+    }
+
+    static func value(_ number: Int, _ round: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: number), UInt8(truncatingIfNeeded: round)] }
+
+    /// The page a descent from the root reaches for `key`.
+    static func leafByDescent(_ tx: Transaction, _ info: TreeInfo, _ key: [UInt8]) throws -> PageID? {
+        guard case .page(let page) = try key.withUnsafeBytes({ try tx.leaf(covering: $0, in: info) }) else { return nil }
+        return page.id
+    }
+
+    @Test("the directory's leaf is the descent's for present, absent and boundary keys")
+    func leafMatchesDescent() throws {
+        let file = SimulatedFile()
+        let db = try Database.open(file: file, options: .init(pageSize: 4096))
+        var random = SplitMix64(seed: 7)
+        var keys: [[UInt8]] = []
+        try db.update { tx in
+            let tree = try tx.createTree("t")
+            for number in 0..<9_000 where random.next() % 4 != 0 {
+                let key = Self.key(number)
+                try tree.put(key, Self.value(number, 0))
+                keys.append(key)
+            }
+        }
+        try db.view { tx in
+            let tree = try tx.tree("t")
+            #expect(tree.info.depth >= 3)
+            // Every page in memory: the scan reads the leaves, the descents the branches.
+            _ = try tree.entries()
+            for key in keys { _ = try Self.leafByDescent(tx, tree.info, key) }
+            let built = try LeafDirectory.build(tx, tree.info)
+            let directory = try #require(built)
+            #expect(directory.leafCount > 100)
+            var probes = keys
+            for number in 0..<3_000 {
+                let base = Self.key(Int(random.next() % 10_000))
+                probes.append(base)
+                probes.append(base + [0])
+                probes.append(Array(base.dropLast()))
+                if number % 10 == 0 { probes.append([UInt8](repeating: UInt8(random.next() % 256), count: 1 + number % 12)) }
+            }
+            probes.append([0])
+            probes.append([UInt8](repeating: 0xFF, count: 200))
+            for probe in probes {
+                let viaDirectory = probe.withUnsafeBytes { directory.leaf(for: $0) }
+                #expect(viaDirectory == (try Self.leafByDescent(tx, tree.info, probe)), "key \(probe.prefix(12))")
+            }
+        }
+    }
+
+    @Test("built only for trees of three levels or more, and only from pages in memory")
+    func buildNeedsDepthAndMemory() throws {
+        let file = SimulatedFile()
+        var db: Database? = try Database.open(file: file, options: .init(pageSize: 4096))
+        try db?.update { tx in
+            let small = try tx.createTree("small")
+            for number in 0..<500 { try small.put(Self.key(number), Self.value(number, 0)) }
+            let large = try tx.createTree("large")
+            for number in 0..<9_000 { try large.put(Self.key(number), Self.value(number, 0)) }
+        }
+        try db?.view { tx in
+            let small = try tx.tree("small")
+            #expect(small.info.depth < 3)
+            _ = try small.entries()
+            #expect(try LeafDirectory.build(tx, small.info) == nil)
+        }
+        db = nil
+        // Reopened with a cache of a few pages: the branches are not all in memory.
+        let reopened = try Database.open(file: file, options: .init(pageSize: 4096, cacheBytes: 4 * 4096))
+        try reopened.view { tx in
+            let large = try tx.tree("large")
+            _ = try large.entries()
+            #expect(try LeafDirectory.build(tx, large.info) == nil)
+        }
+    }
+
+    /// Rounds of random puts and removes (pages are freed and reused, roots replaced), each
+    /// followed by read transactions that each look up hundreds of keys in memory: past the
+    /// threshold they go through the tree version's directory, built at its third request.
+    @Test("in-memory lookups through directories answer as get across commits", arguments: [UInt64(1), 2])
+    func lookupsMatchGetAcrossCommits(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let db = try Database.open(file: SimulatedFile(), options: .init(pageSize: 4096))
+        var model: [[UInt8]: [UInt8]] = [:]
+        try db.update { tx in
+            let tree = try tx.createTree("t")
+            for number in 0..<8_000 {
+                try tree.put(Self.key(number), Self.value(number, 0))
+                model[Self.key(number)] = Self.value(number, 0)
+            }
+        }
+        var throughDirectory = 0
+        for round in 1...6 {
+            try db.update { tx in
+                let tree = try tx.tree("t")
+                for _ in 0..<300 {
+                    let number = Int(random.next() % 9_000)
+                    if random.next() % 3 == 0 {
+                        _ = try tree.delete(Self.key(number))
+                        model[Self.key(number)] = nil
+                    } else {
+                        try tree.put(Self.key(number), Self.value(number, round))
+                        model[Self.key(number)] = Self.value(number, round)
+                    }
+                }
+            }
+            for _ in 0..<5 {
+                try db.view { tx in
+                    let tree = try tx.tree("t")
+                    _ = try tree.entries()  // every page in memory
+                    for _ in 0..<400 {
+                        let key = Self.key(Int(random.next() % 9_000))
+                        let answer = try key.withUnsafeBytes { try tree.withValueInMemory(forKey: $0) { Array($0) } }
+                        switch answer {
+                        case .found(let value): #expect(value == model[key], "round \(round)")
+                        case .absent: #expect(model[key] == nil, "round \(round)")
+                        case .notInMemory: Issue.record("round \(round): every page is in memory")
+                        }
+                    }
+                    if tree.box.leafDirectory != nil { throughDirectory += 1 }
+                }
+            }
+        }
+        // Each version is asked for by five transactions: the last three use its directory.
+        #expect(throughDirectory >= 12)
+    }
+}
