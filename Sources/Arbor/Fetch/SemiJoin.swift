@@ -131,12 +131,20 @@ extension RowSubject {
         // Counted once (the statistics take a lock).
         defer { store.rowCache.noteRowsRead(walk.read) }
         try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(owner)) { key, value in
-            guard let start = TupleKey.lastComponentStart(in: key, from: ownerLength), let member = IndexKeys.integer(in: key, at: start),
+            guard let start = TupleKey.lastComponentStart(in: key, from: ownerLength),
                   let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
                 throw StoreError.corruptRow(location: foreignKeys, detail: "malformed relationship entry")
             }
+            /// The member's primary key, decoded only where it is needed: most members are
+            /// decided by their row, found under the entry's own bytes.
+            func member() throws -> Int64 {
+                guard let member = IndexKeys.integer(in: key, at: start) else {
+                    throw StoreError.corruptRow(location: foreignKeys, detail: "malformed relationship entry")
+                }
+                return member
+            }
             // The destination's own code needs no lookup (the common case); another must be in the model.
-            if code != destination.code { _ = try store.objectID(code: code, key: member, location: foreignKeys) }
+            if code != destination.code { _ = try store.objectID(code: code, key: try member(), location: foreignKeys) }
             // The member's row key ends the entry (one store, one key format). The filter reads
             // the row where it lies in its page (no copy).
             let lookup = try rowTree.withValueInMemory(forKey: UnsafeRawBufferPointer(rebasing: key[start...])) { try filter.matches($0) }
@@ -144,11 +152,11 @@ extension RowSubject {
             case .found(let verdict?):
                 walk.read += 1
                 walk.found = verdict
-            case .found(nil): walk.undecided.append((member, code))
+            case .found(nil): walk.undecided.append((try member(), code))
             // Not found under the entry's own bytes: looked up again below by the row key
             // encoded as the row tree encodes it (and skipped if missing, as reading the
             // members one by one does).
-            case .notInMemory, .absent: walk.elsewhere.append((member, code))
+            case .notInMemory, .absent: walk.elsewhere.append((try member(), code))
             }
             return !walk.found
         }
