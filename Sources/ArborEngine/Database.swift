@@ -149,7 +149,11 @@ public final class Database: Sendable {
         }
         if let kept { return kept }
         // Built outside the lock: other readers go on meanwhile (two may build the same one).
-        guard build, let made = try LeafDirectory.build(transaction, info) else { return nil }
+        guard build else { return nil }
+        guard let made = try LeafDirectory.build(transaction, info) else {
+            leafDirectories.withLock { $0.noteFailure(root: info.root, rootTransaction: stamp) }
+            return nil
+        }
         leafDirectories.withLock { $0.add(made) }
         return made
     }

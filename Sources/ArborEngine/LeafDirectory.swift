@@ -139,8 +139,15 @@ struct LeafDirectories {
     private var bytes = 0
     /// Requests for a tree version without a directory: one is built at the third, so a tree
     /// version read by one transaction only (a writer commits between reads) is never built.
-    private var demand: [PageID: (rootTransaction: UInt64, count: Int)] = [:]
+    /// After a build that failed (a page not in memory), twice as many requests are awaited.
+    private var demand: [PageID: Demand] = [:]
     let budget: Int
+
+    private struct Demand {
+        var rootTransaction: UInt64
+        var count = 0
+        var needed = 3
+    }
 
     init(budget: Int) { self.budget = budget }
 
@@ -151,12 +158,21 @@ struct LeafDirectories {
 
     /// Counts a request for a missing directory; true when one should be built now.
     mutating func noteDemand(root: PageID, rootTransaction: UInt64) -> Bool {
-        var entry = demand[root] ?? (rootTransaction, 0)
-        if entry.rootTransaction != rootTransaction { entry = (rootTransaction, 0) }
+        var entry = demand[root] ?? Demand(rootTransaction: rootTransaction)
+        if entry.rootTransaction != rootTransaction { entry = Demand(rootTransaction: rootTransaction) }
         entry.count += 1
         if demand.count >= 1_024, demand[root] == nil { demand.removeAll() }
         demand[root] = entry
-        return entry.count >= 3
+        return entry.count >= entry.needed
+    }
+
+    /// Notes that building the directory of `root` failed: the next try waits for twice as
+    /// many requests (a tree whose branches are not all in memory is not walked at each one).
+    mutating func noteFailure(root: PageID, rootTransaction: UInt64) {
+        guard var entry = demand[root], entry.rootTransaction == rootTransaction else { return }
+        entry.count = 0
+        entry.needed = min(entry.needed * 2, 1 << 20)
+        demand[root] = entry
     }
 
     /// Keeps `directory`, dropping the oldest ones over the budget (and any of the same root).

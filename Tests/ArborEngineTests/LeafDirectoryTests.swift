@@ -146,4 +146,18 @@ struct LeafDirectoryTests {
         // Each version is asked for by five transactions: the last three use its directory.
         #expect(throughDirectory >= 12)
     }
+
+    @Test("a tree version is built at its third request, and after a failed build at twice as many")
+    func demandAndBackoff() {
+        var directories = LeafDirectories(budget: 1 << 20)
+        // Whether each request, in turn, should build.
+        func requests(_ count: Int, rootTransaction: UInt64) -> [Bool] {
+            (0..<count).map { _ in directories.noteDemand(root: 9, rootTransaction: rootTransaction) }
+        }
+        #expect(requests(3, rootTransaction: 4) == [false, false, true])
+        directories.noteFailure(root: 9, rootTransaction: 4)
+        #expect(requests(6, rootTransaction: 4) == [false, false, false, false, false, true])
+        // Another version of the tree under the same root page number starts again.
+        #expect(requests(3, rootTransaction: 5) == [false, false, true])
+    }
 }
