@@ -1,5 +1,6 @@
 @testable import ArborEngine
 import ArborEngineTestSupport
+import Dispatch
 import Testing
 
 /// Leaf directories against descents: the directory of a tree finds the leaf a descent from
@@ -159,5 +160,54 @@ struct LeafDirectoryTests {
         #expect(requests(6, rootTransaction: 4) == [false, false, false, false, false, true])
         // Another version of the tree under the same root page number starts again.
         #expect(requests(3, rootTransaction: 5) == [false, false, true])
+    }
+
+    /// Readers on four threads, each in its own transactions, look up keys in memory while a
+    /// writer commits: directories are built, shared and replaced concurrently (run under
+    /// ThreadSanitizer by `make tsan`), and every answer is the one of the reader's snapshot.
+    @Test("readers on several threads share directories while a writer commits")
+    func concurrentReaders() throws {
+        let db = try Database.open(file: SimulatedFile(), options: .init(pageSize: 4096))
+        try db.update { tx in
+            let tree = try tx.createTree("t")
+            for number in 0..<8_000 { try tree.put(Self.key(number), Self.value(number, 0)) }
+        }
+        let failures = Locked<[String]>([])
+        let group = DispatchGroup()
+        for thread in 0..<4 {
+            group.enter()
+            DispatchQueue.global().async {
+                defer { group.leave() }
+                var random = SplitMix64(seed: UInt64(thread))
+                do {
+                    for _ in 0..<12 {
+                        try db.view { tx in
+                            let tree = try tx.tree("t")
+                            _ = try tree.entries()
+                            for _ in 0..<200 {
+                                let key = Self.key(Int(random.next() % 8_000))
+                                let answer = try key.withUnsafeBytes { try tree.withValueInMemory(forKey: $0) { Array($0) } }
+                                let stored = try tree.get(key)
+                                switch answer {
+                                case .found(let value) where value == stored: break
+                                case .absent where stored == nil: break
+                                default: failures.withLock { $0.append("thread \(thread): \(answer) vs \(String(describing: stored))") }
+                                }
+                            }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("thread \(thread): \(error)") }
+                }
+            }
+        }
+        for round in 1...6 {
+            try db.update { tx in
+                let tree = try tx.tree("t")
+                for number in stride(from: round, to: 8_000, by: 37) { try tree.put(Self.key(number), Self.value(number, round)) }
+            }
+        }
+        group.wait()
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(3) })")
     }
 }
