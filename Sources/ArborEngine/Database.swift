@@ -150,7 +150,7 @@ public final class Database: Sendable {
         if let kept { return kept }
         // Built outside the lock: other readers go on meanwhile (two may build the same one).
         guard build else { return nil }
-        guard let made = try LeafDirectory.build(transaction, info) else {
+        guard let made = try LeafDirectory.build(transaction, info, maxBytes: leafDirectories.withLock { $0.budget }) else {
             leafDirectories.withLock { $0.noteFailure(root: info.root, rootTransaction: stamp) }
             return nil
         }

@@ -74,13 +74,14 @@ final class LeafDirectory: Sendable {
 
     /// The directory of the tree `info` as `transaction` sees it, from pages in memory only
     /// (nothing is read from the file); nil when a page is not in memory, when the tree has
-    /// fewer than three levels, or when its boundaries are not in order.
+    /// fewer than three levels, when its boundaries are not in order, or when the directory
+    /// would take more than `maxBytes` (the walk stops there: a huge tree never allocates one).
     /// - Complexity: O(branch pages + separators).
     /// - Throws: `corruptPage` for a page in memory that is not the node its parent promises.
-    static func build(_ transaction: Transaction, _ info: TreeInfo) throws -> LeafDirectory? {
+    static func build(_ transaction: Transaction, _ info: TreeInfo, maxBytes: Int = .max) throws -> LeafDirectory? {
         guard info.root != 0, info.depth >= 3, case .page(let rootPage)? = try transaction.nodeInMemory(info.root, level: info.depth - 1)
         else { return nil }
-        var builder = Builder(limit: Int(transaction.meta.pageCount))
+        var builder = Builder(limit: Int(transaction.meta.pageCount), maxBytes: maxBytes)
         guard try builder.visit(rootPage, transaction) else { return nil }
         return LeafDirectory(root: info.root, rootTransaction: rootPage.txid, prefixes: builder.prefixes,
                              starts: builder.starts, bytes: builder.bytes, leaves: builder.leaves)
@@ -94,8 +95,15 @@ final class LeafDirectory: Sendable {
         /// A tree has fewer leaves than the file has pages: more means pages are shared
         /// between subtrees (a malformed file), and the walk stops.
         let limit: Int
+        /// The memory the directory may take (as `memoryBytes` counts it).
+        let maxBytes: Int
 
-        init(limit: Int) { self.limit = limit }
+        init(limit: Int, maxBytes: Int) {
+            self.limit = limit
+            self.maxBytes = maxBytes
+        }
+
+        var memoryBytes: Int { prefixes.count * 8 + starts.count * 8 + bytes.count + leaves.count * 4 + 64 }
 
         /// Adds the boundaries and leaves under `branch`; false when a page is not in memory,
         /// the boundaries are out of order, or there are more leaves than pages.
@@ -108,7 +116,7 @@ final class LeafDirectory: Sendable {
                 let id = branch.child(child)
                 if childLevel == 0 {
                     leaves.append(id)
-                    if leaves.count > limit { return false }
+                    if leaves.count > limit || memoryBytes > maxBytes { return false }
                     continue
                 }
                 guard case .page(let page)? = try transaction.nodeInMemory(id, level: childLevel),

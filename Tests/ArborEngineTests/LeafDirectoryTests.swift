@@ -54,6 +54,9 @@ struct LeafDirectoryTests {
             let built = try LeafDirectory.build(tx, tree.info)
             let directory = try #require(built)
             #expect(directory.leafCount > 100)
+            // Within a memory limit, or not built at all (the walk stops at the limit).
+            #expect(try LeafDirectory.build(tx, tree.info, maxBytes: directory.memoryBytes) != nil)
+            #expect(try LeafDirectory.build(tx, tree.info, maxBytes: directory.memoryBytes - 1) == nil)
             var probes = keys
             for number in 0..<3_000 {
                 let base = Self.key(Int(random.next() % 10_000))
