@@ -1,4 +1,5 @@
 import Arbor
+import ArborEngine
 import ArborEngineTestSupport
 import ArborTestSupport
 import Foundation
@@ -71,6 +72,30 @@ struct SemiJoinTests {
         let none = try run(stack, from: 21600 + 400 * 60, to: 21600 + 420 * 60)
         #expect(none.names.isEmpty)
         #expect(none.rowsRead == 10 + 3000)  // every member read: why the compound index helps
+    }
+
+    /// A foreign-key entry whose member component is not an integer (a hostile file): the
+    /// walk that reaches it (no member meets the window, so every entry is read) reports the
+    /// index by name instead of crashing or skipping it, however many members are in memory.
+    @Test("a malformed foreign-key entry gives a typed error naming the index", arguments: [4 * 4096, 64 << 20])
+    func malformedForeignKeyEntry(cacheBytes: Int) throws {
+        var entities = Fixtures.transitEntities()
+        entities[1].indexes = []
+        let stack = try TestStack(model: try ManagedObjectModel(entities: entities), cacheBytes: cacheBytes)
+        try Self.seed(stack)
+        // An entry of the first stop with its last component (the member) made a string; the
+        // value is a real entry's, so the entity code is valid and only the member is wrong.
+        let database = try Database.open(path: stack.url.path)
+        try database.update { tx in
+            let foreignKeys = try tx.tree("fk.StopTime.stop")
+            let entries = try foreignKeys.entries(limit: 1)
+            let first = try #require(entries.first)
+            let components = try TupleKey.decode(first.key)
+            try foreignKeys.put(TupleKey.encode(Array(components.dropLast()) + [.string("not a key")]), first.value)
+        }
+        try stack.reopen()
+        let error = #expect(throws: StoreError.self) { try run(stack, from: 21600 + 400 * 60, to: 21600 + 420 * 60) }
+        #expect(error?.description.contains("fk.StopTime.stop") == true, "\(String(describing: error))")
     }
 
     /// Members whose rows are in memory are tried first and the others read only when none of
