@@ -143,14 +143,14 @@ public final class Database: Sendable {
     func leafDirectory(for info: TreeInfo, in transaction: Transaction) throws -> LeafDirectory? {
         guard info.depth >= 3, case .page(let root)? = try transaction.nodeInMemory(info.root, level: info.depth - 1) else { return nil }
         let stamp = root.txid
-        let (kept, build) = leafDirectories.withLock { directories -> (LeafDirectory?, Bool) in
-            if let kept = directories.directory(root: info.root, rootTransaction: stamp) { return (kept, false) }
-            return (nil, directories.noteDemand(root: info.root, rootTransaction: stamp))
+        let (kept, build, budget) = leafDirectories.withLock { directories -> (LeafDirectory?, Bool, Int) in
+            if let kept = directories.directory(root: info.root, rootTransaction: stamp) { return (kept, false, 0) }
+            return (nil, directories.noteDemand(root: info.root, rootTransaction: stamp), directories.budget)
         }
         if let kept { return kept }
         // Built outside the lock: other readers go on meanwhile (two may build the same one).
         guard build else { return nil }
-        guard let made = try LeafDirectory.build(transaction, info, maxBytes: leafDirectories.withLock { $0.budget }) else {
+        guard let made = try LeafDirectory.build(transaction, info, maxBytes: budget) else {
             leafDirectories.withLock { $0.noteFailure(root: info.root, rootTransaction: stamp) }
             return nil
         }

@@ -32,7 +32,13 @@ final class LeafDirectory: Sendable {
     private let leaves: [PageID]
 
     /// Memory held, for the database's budget.
-    var memoryBytes: Int { prefixes.count * 8 + starts.count * 8 + bytes.count + leaves.count * 4 + 64 }
+    var memoryBytes: Int { Self.memoryBytes(boundaries: prefixes.count, keyBytes: bytes.count, leaves: leaves.count) }
+
+    /// The memory taken by a directory of `boundaries` boundaries (`keyBytes` bytes in all)
+    /// and `leaves` leaves: what the budget counts, while building and once built.
+    static func memoryBytes(boundaries: Int, keyBytes: Int, leaves: Int) -> Int {
+        boundaries * 8 + (boundaries + 1) * 8 + keyBytes + leaves * 4 + 64
+    }
 
     var leafCount: Int { leaves.count }
 
@@ -103,7 +109,7 @@ final class LeafDirectory: Sendable {
             self.maxBytes = maxBytes
         }
 
-        var memoryBytes: Int { prefixes.count * 8 + starts.count * 8 + bytes.count + leaves.count * 4 + 64 }
+        var memoryBytes: Int { LeafDirectory.memoryBytes(boundaries: prefixes.count, keyBytes: bytes.count, leaves: leaves.count) }
 
         /// Adds the boundaries and leaves under `branch`; false when a page is not in memory,
         /// the boundaries are out of order, or there are more leaves than pages.

@@ -19,6 +19,15 @@ struct SemiJoinTests {
         }
     }
 
+    /// A stack whose stop times have no index but the automatic foreign-key one, seeded.
+    static func foreignKeyOnlyStack(cacheBytes: Int? = nil) throws -> TestStack {
+        var entities = Fixtures.transitEntities()
+        entities[1].indexes = []
+        let stack = try TestStack(model: try ManagedObjectModel(entities: entities), cacheBytes: cacheBytes)
+        try seed(stack)
+        return stack
+    }
+
     /// A stop time of `stop` arriving and departing `seconds` after 1970.
     static func departure(_ context: ManagedObjectContext, _ stop: Stop, at seconds: Int) {
         let time = StopTime(context: context)
@@ -63,10 +72,7 @@ struct SemiJoinTests {
 
     @Test("with only the foreign-key index the answer is the same, found by reading members")
     func foreignKeyOnly() throws {
-        var entities = Fixtures.transitEntities()
-        entities[1].indexes = []
-        let stack = try TestStack(model: try ManagedObjectModel(entities: entities))
-        try Self.seed(stack)
+        let stack = try Self.foreignKeyOnlyStack()
         let all = try run(stack, from: 28800, to: 28800 + 1200)
         #expect(all.names == Array(0..<10))
         let none = try run(stack, from: 21600 + 400 * 60, to: 21600 + 420 * 60)
@@ -79,10 +85,7 @@ struct SemiJoinTests {
     /// index by name instead of crashing or skipping it, however many members are in memory.
     @Test("a malformed foreign-key entry gives a typed error naming the index", arguments: [4 * 4096, 64 << 20])
     func malformedForeignKeyEntry(cacheBytes: Int) throws {
-        var entities = Fixtures.transitEntities()
-        entities[1].indexes = []
-        let stack = try TestStack(model: try ManagedObjectModel(entities: entities), cacheBytes: cacheBytes)
-        try Self.seed(stack)
+        let stack = try Self.foreignKeyOnlyStack(cacheBytes: cacheBytes)
         // An entry of the first stop with its last component (the member) made a string; the
         // value is a real entry's, so the entity code is valid and only the member is wrong.
         let database = try Database.open(path: stack.url.path)
@@ -103,10 +106,7 @@ struct SemiJoinTests {
     /// cache of four pages holds almost none of the members; a large one, all of them.
     @Test("with only the foreign-key index the answer does not depend on the pages in memory", arguments: [4 * 4096, 64 << 20])
     func answerIndependentOfCache(cacheBytes: Int) throws {
-        var entities = Fixtures.transitEntities()
-        entities[1].indexes = []
-        let stack = try TestStack(model: try ManagedObjectModel(entities: entities), cacheBytes: cacheBytes)
-        try Self.seed(stack)
+        let stack = try Self.foreignKeyOnlyStack(cacheBytes: cacheBytes)
         var random = SplitMix64(seed: UInt64(cacheBytes))
         for _ in 0..<40 {
             // Stop n departs at 06:00 + m minutes + n seconds, m in 0..<300.
