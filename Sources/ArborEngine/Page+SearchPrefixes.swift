@@ -18,7 +18,10 @@
 ///
 /// Compact leaves are searched the same way without an array: a leaf is usually searched once
 /// or twice per load, too few times to pay for one. Each step reads the probed key's first
-/// eight bytes in place with one load, masked to the key's length.
+/// eight bytes in place with one load, masked to the key's length. A leaf whose first and last
+/// keys fit in their prefixes (a table's, keyed by one integer) keeps those two prefixes, and
+/// its search starts where the key's prefix falls between them (`InterpolationSearch`): for
+/// dense row keys, two probes instead of eight, each a likely cache miss.
 extension Page {
     /// The first eight bytes of `key` as a big-endian number, zero-padded.
     @inline(__always)
@@ -53,32 +56,65 @@ extension Page {
     /// shorter one is first.
     func compactLeafLowerBound(_ key: UnsafeRawBufferPointer) -> Int {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
-        let target = Self.searchPrefix(key), targetLength = key.count
-        // A key with eight readable bytes before the page ends takes the fast step.
-        let lastWord = size &- 8
-        let raw = self.raw
+        let target = Self.searchPrefix(key)
+        let count = self.count
+        if let ends = leafKeyPrefixes, let guess = InterpolationSearch.guess(target, first: ends.first, last: ends.last, count: count) {
+            return compactLeafLowerBound(key, target: target, guess: guess, base: base)
+        }
         var low = 0, high = count
         while low < high {
             let mid = (low &+ high) &>> 1
-            let cell = compactLeafCell(in: raw, at: cellOffset(mid), limit: size)
-            let keyStart = cell.key, keyLength = cell.keyLength
-            // The prefixes' verdict: negative when the key is before the target, positive when
-            // not, 0 when they cannot tell (a tie with a long key, or no eight readable bytes).
-            var order = 0
-            if keyStart <= lastWord {
-                let word = UInt64(bigEndian: base.loadUnaligned(fromByteOffset: keyStart, as: UInt64.self))
-                // Validated keys are never empty: the shift is 8 to 56 bits.
-                let prefix = keyLength >= 8 ? word : word & ~(UInt64.max &>> UInt64(8 &* keyLength))
-                if prefix != target {
-                    order = prefix < target ? -1 : 1
-                } else if keyLength <= 8 && targetLength <= 8 {
-                    order = keyLength < targetLength ? -1 : 1
-                }
-            }
-            let before = order != 0 ? order < 0 : compareBytes(UnsafeRawBufferPointer(start: base + keyStart, count: keyLength), key) < 0
-            if before { low = mid &+ 1 } else { high = mid }
+            if compactKey(mid, isBefore: key, target: target, base: base) { low = mid &+ 1 } else { high = mid }
         }
         return low
+    }
+
+    /// `compactLeafLowerBound` from a guessed position, between the first key (before the
+    /// target: its prefix says so) and the last (not before). Kept out of line so that the
+    /// bisection's comparisons stay inlined in its loop.
+    @inline(never)
+    private func compactLeafLowerBound(_ key: UnsafeRawBufferPointer, target: UInt64, guess: Int, base: UnsafeRawPointer) -> Int {
+        InterpolationSearch.lowerBound(low: 1, high: count &- 1, guess: guess) {
+            compactKey($0, isBefore: key, target: target, base: base)
+        }
+    }
+
+    /// Whether key `index` of this compact leaf (validated) is before `key`, whose search
+    /// prefix is `target`: by prefixes, and by bytes only when they cannot tell (a tie with a
+    /// key longer than eight bytes, or no eight readable bytes before the page ends).
+    @inline(__always)
+    func compactKey(_ index: Int, isBefore key: UnsafeRawBufferPointer, target: UInt64, base: UnsafeRawPointer) -> Bool {
+        let (keyStart, keyLength, prefix) = compactKey(index, base: base)
+        if let prefix {
+            if prefix != target { return prefix < target }
+            if keyLength <= 8 && key.count <= 8 { return keyLength < key.count }
+        }
+        return compareBytes(UnsafeRawBufferPointer(start: base + keyStart, count: keyLength), key) < 0
+    }
+
+    /// Key `index` of this compact leaf (validated): its start, its length, and its search
+    /// prefix, read in place with one load (nil without eight readable bytes before the end).
+    @inline(__always)
+    func compactKey(_ index: Int, base: UnsafeRawPointer) -> (start: Int, length: Int, prefix: UInt64?) {
+        let cell = compactLeafCell(in: raw, at: cellOffset(index), limit: size)
+        guard cell.key <= size &- 8 else { return (cell.key, cell.keyLength, nil) }
+        let word = UInt64(bigEndian: base.loadUnaligned(fromByteOffset: cell.key, as: UInt64.self))
+        // Validated keys are never empty: the shift is 8 to 56 bits.
+        return (cell.key, cell.keyLength, cell.keyLength >= 8 ? word : word & ~(UInt64.max &>> UInt64(8 &* cell.keyLength)))
+    }
+
+    /// The search prefixes of the first and last keys of a compact leaf (validated, or written
+    /// by this process) of at least eight cells, for `leafKeyPrefixes`: kept with the page so
+    /// that an interpolated search reads neither key again. nil for other pages, and when
+    /// either key is longer than eight bytes: keys of several components (an index's) share
+    /// long prefixes, which predict positions badly; one integer (a table's row key) is whole
+    /// in its prefix.
+    func makeLeafKeyPrefixes() -> (first: UInt64, last: UInt64)? {
+        guard compactCells, level == 0, count >= 8 else { return nil }
+        let first = withKey(0) { $0.count <= 8 ? Self.searchPrefix($0) : nil }
+        let last = withKey(count - 1) { $0.count <= 8 ? Self.searchPrefix($0) : nil }
+        guard let first, let last else { return nil }
+        return (first, last)
     }
 
     /// `childIndex(for:)` over the separator prefixes: the first separator greater than `key`.

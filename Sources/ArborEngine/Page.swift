@@ -22,6 +22,10 @@ final class Page: @unchecked Sendable {
     /// when the page is loaded, before it is shared (see `Page+SearchPrefixes.swift`). nil for
     /// leaves and overflow pages.
     private(set) var separatorPrefixes: UnsafeMutableBufferPointer<UInt64>?
+    /// For a compact leaf of eight cells or more: the search prefixes of its first and last
+    /// keys, where an interpolated search starts (`compactLeafLowerBound`). Set with
+    /// `separatorPrefixes`, before the page is shared.
+    private(set) var leafKeyPrefixes: (first: UInt64, last: UInt64)?
 
     private init(id: PageID, bytes: UnsafeMutableRawBufferPointer) {
         self.id = id
@@ -217,6 +221,7 @@ final class Page: @unchecked Sendable {
         buffer.copyMemory(from: image)
         let page = Page(id: id, bytes: buffer)
         page.separatorPrefixes = page.makeSeparatorPrefixes()
+        page.leafKeyPrefixes = page.makeLeafKeyPrefixes()
         return page
     }
 
@@ -250,6 +255,7 @@ final class Page: @unchecked Sendable {
         let page = Page(id: id, bytes: buffer)
         try page.validateLayout()
         page.separatorPrefixes = page.makeSeparatorPrefixes()
+        page.leafKeyPrefixes = page.makeLeafKeyPrefixes()
         return page
     }
 

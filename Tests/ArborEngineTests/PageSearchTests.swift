@@ -54,7 +54,7 @@ struct PageSearchTests {
         }
         let image = file.currentBytes
         let pageSize = 4096
-        var searchedPages = 0
+        var searchedPages = 0, interpolatedPages = 0
         for start in stride(from: 2 * pageSize, to: image.count, by: pageSize) {
             let type = PageType(rawValue: image[start + PageHeader.type])
             guard type == .compactLeaf || type == .leaf || type == .branch else { continue }
@@ -64,6 +64,7 @@ struct PageSearchTests {
             guard page.count > 0 else { continue }
             // Branch searches go through the separator prefixes built at load.
             #expect((page.separatorPrefixes != nil) == (page.type == .branch))
+            if page.leafKeyPrefixes != nil { interpolatedPages += 1 }
             searchedPages += 1
             let pageKeys = (0..<page.count).map { page.key($0) }
             var targets: [[UInt8]] = [[], [0x00], Array(repeating: 0xFF, count: 12)]
@@ -85,6 +86,47 @@ struct PageSearchTests {
             }
         }
         #expect(searchedPages > 40)
+        // Leaves of single integers (one key of at most eight bytes) start from a guess.
+        if kind == .denseIntegers || kind == .clusteredIntegers { #expect(interpolatedPages > 40) }
+        if kind == .doubles { #expect(interpolatedPages == 0) }
+    }
+
+    /// `InterpolationSearch.lowerBound` finds the first position not before the target from any
+    /// guess, near or far, inside or outside the range, over sorted runs with repeats and gaps;
+    /// `guess` stays inside the range it predicts for.
+    @Test("a search from a guess answers as a linear scan, whatever the guess")
+    func interpolatedSearchMatchesALinearScan() {
+        var random = SplitMix64(seed: 91)
+        for _ in 0..<3_000 {
+            let count = 2 + Int(random.next() % 300)
+            var values: [UInt64] = []
+            var value = random.next() % 1_000
+            for _ in 0..<count {
+                values.append(value)
+                value += [0, 1, 1, 1, 7, 1_000_000][Int(random.next() % 6)]
+            }
+            let target = random.next() % 2 == 0 ? values[Int(random.next() % UInt64(count))] + random.next() % 2 : random.next() % (value + 2)
+            let expected = values.firstIndex { $0 >= target } ?? count
+            if let guess = InterpolationSearch.guess(target, first: values[0], last: values[count - 1], count: count) {
+                #expect(values[0] < target && target < values[count - 1])
+                #expect((0..<(count - 1)).contains(guess))
+                // What the leaf search relies on: the answer lies strictly inside.
+                #expect(InterpolationSearch.lowerBound(low: 1, high: count - 1, guess: guess) { values[$0] < target } == expected)
+            } else {
+                #expect(values[0] >= target || target >= values[count - 1])
+            }
+            let low = min(expected, Int(random.next() % UInt64(count + 1))), high = max(expected, Int(random.next() % UInt64(count + 1)))
+            let anyGuess = Int(random.next() % UInt64(count + 20)) - 10
+            var calls = 0
+            let found = InterpolationSearch.lowerBound(low: low, high: high, guess: anyGuess) { index in
+                calls += 1
+                #expect(index >= low && index < high, "probe \(index) outside \(low) ..< \(high)")
+                return values[index] < target
+            }
+            #expect(found == expected, "\(values) target \(target) guess \(anyGuess) in \(low) ... \(high)")
+            // Galloping then bisecting: about twice a bisection's steps at worst.
+            #expect(calls <= 2 * (Int.bitWidth - (high - low + 1).leadingZeroBitCount) + 2)
+        }
     }
 
     /// Where two keys' search prefixes differ, they order as the keys do; where they are equal,
