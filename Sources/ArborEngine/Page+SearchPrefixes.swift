@@ -28,9 +28,26 @@ extension Page {
     static func searchPrefix(_ key: UnsafeRawBufferPointer) -> UInt64 {
         guard let base = key.baseAddress else { return 0 }
         if key.count >= 8 { return UInt64(bigEndian: base.loadUnaligned(as: UInt64.self)) }
-        var value: UInt64 = 0
-        for offset in 0..<key.count {
-            value |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << UInt64(56 - 8 * offset)
+        return shortSearchPrefix(base, count: key.count)
+    }
+
+    /// `searchPrefix` of a key of `count` (< 8) bytes at `base`, by at most three loads, never
+    /// past the key's end: four bytes, then two, then one, as the length's bits say. (Out of
+    /// line: inlined, it made the searches that call `searchPrefix` too large to inline their
+    /// comparisons.) A row key is usually four bytes.
+    @inline(never)
+    static func shortSearchPrefix(_ base: UnsafeRawPointer, count: Int) -> UInt64 {
+        var value: UInt64 = 0, offset = 0
+        if count & 4 != 0 {
+            value = UInt64(UInt32(bigEndian: base.loadUnaligned(as: UInt32.self))) << 32
+            offset = 4
+        }
+        if count & 2 != 0 {
+            value |= UInt64(UInt16(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))) << UInt64(48 &- 8 &* offset)
+            offset &+= 2
+        }
+        if count & 1 != 0 {
+            value |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << UInt64(56 &- 8 &* offset)
         }
         return value
     }

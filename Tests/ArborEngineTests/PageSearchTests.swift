@@ -138,9 +138,14 @@ struct PageSearchTests {
         func key() -> [UInt8] {
             (0..<Int(random.next() % 11)).map { _ in [0x00, 0x01, 0x7F, 0x80, 0xFF, UInt8(truncatingIfNeeded: random.next())][Int(random.next() % 6)] }
         }
+        /// The definition: the first eight bytes, big-endian, zero-padded.
+        func reference(_ key: [UInt8]) -> UInt64 {
+            (key + [UInt8](repeating: 0, count: 8)).prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+        }
         for _ in 0..<20_000 {
             let a = key(), b = key()
             let (pa, pb) = a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in (Page.searchPrefix(pa), Page.searchPrefix(pb)) } }
+            #expect(pa == reference(a), "\(a)")
             let order = compareBytes(a, b)
             if pa < pb { #expect(order < 0, "\(a) \(b)") }
             if pa > pb { #expect(order > 0, "\(a) \(b)") }
