@@ -1,14 +1,17 @@
 /// Searches that start where a key's search prefix says it should be.
 ///
-/// Row keys are mostly dense integers: a leaf of a table holds a run of consecutive primary
-/// keys, and the boundaries of a leaf directory are spaced almost evenly. Their search prefixes
-/// (`Page.searchPrefix`) then grow linearly with the position, and the position of a key is
-/// predicted from the prefixes at both ends of the range. A bisection of a leaf of 150 cells
+/// A leaf of a table holds a run of consecutive primary keys: their search prefixes
+/// (`Page.searchPrefix`) grow linearly with the position, and the position of a key is
+/// predicted from the prefixes of the first and last keys. A bisection of a leaf of 150 cells
 /// reads eight keys scattered over the page, each a likely cache miss when the leaf was not
 /// read recently (a semi-join's member lookups reach a different leaf each time); from a good
-/// prediction, two or three keys decide. For keys spread unevenly (strings), the prediction is
-/// only a start: the search gallops from it and bisects, at most about twice the steps of a
-/// bisection.
+/// prediction, two keys decide. Where keys are spread unevenly (clustered integers), the
+/// prediction is only a start: the search gallops from it and bisects, at most about twice
+/// the steps of a bisection.
+///
+/// Not used for leaf directories: their boundaries drift from an even spacing over a large
+/// table (rows grow longer as their keys and values grow), so a prediction from the ends missed
+/// by hundreds of positions and cost more than the bisection it replaced.
 enum InterpolationSearch {
     /// Where `target` falls between `first` (the prefix at position 0) and `last` (at position
     /// `count - 1`), assuming evenly spaced prefixes: in `0 ..< count - 1`. nil unless

@@ -22,9 +22,9 @@ final class Page: @unchecked Sendable {
     /// when the page is loaded, before it is shared (see `Page+SearchPrefixes.swift`). nil for
     /// leaves and overflow pages.
     private(set) var separatorPrefixes: UnsafeMutableBufferPointer<UInt64>?
-    /// For a compact leaf of eight cells or more: the search prefixes of its first and last
-    /// keys, where an interpolated search starts (`compactLeafLowerBound`). Set with
-    /// `separatorPrefixes`, before the page is shared.
+    /// For a compact leaf of eight cells or more whose first and last keys fit in eight bytes
+    /// (a table's): the search prefixes of those two keys, where an interpolated search starts
+    /// (`compactLeafLowerBound`). Set with `separatorPrefixes`, before the page is shared.
     private(set) var leafKeyPrefixes: (first: UInt64, last: UInt64)?
 
     private init(id: PageID, bytes: UnsafeMutableRawBufferPointer) {
