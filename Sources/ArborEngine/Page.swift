@@ -24,7 +24,7 @@ final class Page: @unchecked Sendable {
     private(set) var separatorPrefixes: UnsafeMutableBufferPointer<UInt64>?
     /// For a compact leaf of eight cells or more whose first and last keys fit in eight bytes
     /// (a table's): the search prefixes of those two keys, where an interpolated search starts
-    /// (`compactLeafLowerBound`). Set with `separatorPrefixes`, before the page is shared.
+    /// (`compactLeafLowerBound`). Set with `separatorPrefixes` (`prepareSearches`).
     private(set) var leafKeyPrefixes: (first: UInt64, last: UInt64)?
 
     private init(id: PageID, bytes: UnsafeMutableRawBufferPointer) {
@@ -220,8 +220,7 @@ final class Page: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
         buffer.copyMemory(from: image)
         let page = Page(id: id, bytes: buffer)
-        page.separatorPrefixes = page.makeSeparatorPrefixes()
-        page.leafKeyPrefixes = page.makeLeafKeyPrefixes()
+        page.prepareSearches()
         return page
     }
 
@@ -254,9 +253,15 @@ final class Page: @unchecked Sendable {
         // From here the page owns the buffer (its deinit frees it, also when invalid).
         let page = Page(id: id, bytes: buffer)
         try page.validateLayout()
-        page.separatorPrefixes = page.makeSeparatorPrefixes()
-        page.leafKeyPrefixes = page.makeLeafKeyPrefixes()
+        page.prepareSearches()
         return page
+    }
+
+    /// Builds what searches of this page read (`separatorPrefixes`, `leafKeyPrefixes`): once,
+    /// when the page is made (its layout checked, or written by this process), before it is shared.
+    private func prepareSearches() {
+        separatorPrefixes = makeSeparatorPrefixes()
+        leafKeyPrefixes = makeLeafKeyPrefixes()
     }
 
     private func validateLayout() throws {
