@@ -16,24 +16,21 @@ public struct Attribute<Value: AttributeConvertible> {
         set { preconditionFailure("unreachable: wrappedValue is unavailable") }
     }
 
+    // Inlinable, so that it is specialized in the subclass's module for the concrete object
+    // and value types, and the wrapped key path, which it never uses, is never instantiated
+    // (each key path passed costs a runtime call at every read).
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) -> Value {
         get {
-            // The common case without the context (and the load of its weak reference): the
-            // object is loaded and unchanged, and its slot is cached by the wrapper's key path.
-            if let link = object.contextLink, link.isAlive, let slot = link.cachedSlot(storageKeyPath, info: object.info),
-               let value = object.storedAttribute(slot) {
-                return Value.reading(value)
+            if let value = object.loadedAttribute(cachedBy: storageKeyPath) { return Value.reading(value) }
+            guard let value = object.contextAttribute(storageKeyPath, key: { object[keyPath: storageKeyPath].key }) else {
+                return Value.fallbackValue
             }
-            // The slot comes from the context's cache by key path: reading the wrapper through
-            // the key path and looking its name up cost more than the value itself.
-            guard let context = object.managedObjectContext,
-                  let slot = context.attributeSlot(storageKeyPath, of: object, key: { object[keyPath: storageKeyPath].key })
-            else { return Value.fallbackValue }
-            return Value.reading(context.currentAttribute(object, slot: slot))
+            return Value.reading(value)
         }
         set { object.setTypedAttribute(newValue.attributeValue, forKey: object[keyPath: storageKeyPath].key) }
     }
@@ -122,6 +119,25 @@ extension ManagedObject {
         return Value(attributeValue: value) ?? Value.fallbackValue
     }
 
+    /// The common case of an `@Attribute` read, without the context (and the load of its weak
+    /// reference): the object is loaded and unchanged, and its slot is cached by the wrapper's
+    /// key path. nil otherwise (`contextAttribute` answers).
+    @usableFromInline
+    final func loadedAttribute(cachedBy keyPath: AnyKeyPath) -> AttributeValue? {
+        guard let link = contextLink, link.isAlive, let slot = link.cachedSlot(keyPath, info: info) else { return nil }
+        return storedAttribute(slot)
+    }
+
+    /// An `@Attribute` read through the context: the slot comes from the context's cache by
+    /// key path (reading the wrapper through the key path and looking its name up cost more
+    /// than the value itself). nil when the object has no context or no such attribute.
+    @usableFromInline
+    final func contextAttribute(_ keyPath: AnyKeyPath, key: () -> String) -> AttributeValue? {
+        guard let context = managedObjectContext, let slot = context.attributeSlot(keyPath, of: self, key: key) else { return nil }
+        return context.currentAttribute(self, slot: slot)
+    }
+
+    @usableFromInline
     func setTypedAttribute(_ value: AttributeValue, forKey key: String) {
         guard managedObjectContext != nil else { return }
         if let attribute = info.attribute(named: key), value.fits(attribute.description.type) {
