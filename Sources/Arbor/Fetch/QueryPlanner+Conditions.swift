@@ -1,0 +1,173 @@
+import ArborEngine
+import Foundation
+
+/// The column conditions comparisons state, and how exactly an index answers them.
+extension QueryPlanner {
+    /// The column condition `conjunct` states when tuple order decides it exactly as the
+    /// predicate does (see `residual`): then checking the condition on a column's
+    /// value, in a key or in a row, is evaluating the conjunct.
+    static func exactCondition(_ conjunct: ObjectPredicate, info: EntityInfo, store: PersistentStore) -> (Int, Condition)? {
+        guard case .comparison(let comparison) = conjunct,
+              let (slot, condition) = condition(comparison, info: info, store: store),
+              isExact(comparison, condition, info: info) else { return nil }
+        return (slot, condition)
+    }
+
+    /// Whether `condition`, stated by `comparison`, decides it exactly (see `exactCondition`).
+    static func isExact(_ comparison: Comparison, _ condition: Condition, info: EntityInfo) -> Bool {
+        guard comparison.options.isEmpty, let attribute = info.attribute(named: keyName(comparison) ?? "") else { return false }
+        switch condition {
+        case .equal, .oneOf, .range, .prefix: break
+        default: return false
+        }
+        func exact(_ expression: PredicateExpression) -> Bool {
+            switch (expression, attribute.description.type) {
+            case (.constant(.int), .int16), (.constant(.int), .int32), (.constant(.int), .int64): return true
+            case (.constant(.double(let v)), .double): return !v.isNaN
+            case (.constant(.int(let v)), .double): return v.magnitude <= 1 << 53
+            case (.constant(.date), .date), (.constant(.bool), .bool), (.constant(.string), .string): return true
+            case (.list(let items), _): return !items.isEmpty && items.allSatisfy(exact)
+            default: return false
+            }
+        }
+        return isKeyPath(comparison.left) ? exact(comparison.right) : exact(comparison.left)
+    }
+
+    static func keyName(_ comparison: Comparison) -> String? {
+        if case .keyPath(let path) = comparison.left, path.count == 1 { return path[0] }
+        if case .keyPath(let path) = comparison.right, path.count == 1 { return path[0] }
+        return nil
+    }
+
+    /// Whether a value lies within optional (bound, inclusive) limits, given its order
+    /// relative to a bound (negative: below it).
+    @inline(__always)
+    static func within<Bound>(_ lower: (Bound, Bool)?, _ upper: (Bound, Bool)?, order: (Bound) -> Int) -> Bool {
+        if let (bound, inclusive) = lower {
+            let relation = order(bound)
+            if relation < 0 || (relation == 0 && !inclusive) { return false }
+        }
+        if let (bound, inclusive) = upper {
+            let relation = order(bound)
+            if relation > 0 || (relation == 0 && !inclusive) { return false }
+        }
+        return true
+    }
+
+    /// Whether a key component meets a condition (tuple order is the index order).
+    static func matches(_ value: TupleValue, _ condition: Condition) -> Bool {
+        switch condition {
+        case .equal(let expected): return TupleKey.compare(value, expected) == 0
+        case .oneOf(let values): return values.contains { TupleKey.compare(value, $0) == 0 }
+        case .range(let lower, let upper):
+            if isNull(value) { return false }
+            return within(lower, upper) { TupleKey.compare(value, $0) }
+        case .prefix(let prefix):
+            guard case .string(let text) = value else { return false }
+            return text.utf8.starts(with: prefix.utf8)
+        case .foldedEqual, .foldedPrefix: return true
+        }
+    }
+
+    /// The column condition a comparison states, when it compares a stored column of the
+    /// entity with constants.
+    static func condition(_ comparison: Comparison, info: EntityInfo, store: PersistentStore) -> (Int, Condition)? {
+        guard comparison.modifier == .direct else { return nil }
+        var op = comparison.op
+        var keyExpression = comparison.left, constant = comparison.right
+        if case .keyPath = comparison.right, !isKeyPath(comparison.left) {
+            swap(&keyExpression, &constant)
+            switch op {
+            case .less: op = .greater
+            case .lessOrEqual: op = .greaterOrEqual
+            case .greater: op = .less
+            case .greaterOrEqual: op = .lessOrEqual
+            case .equal, .notEqual: break
+            default: return nil
+            }
+        }
+        guard case .keyPath(let path) = keyExpression, path.count == 1 else { return nil }
+        let slot: Int
+        let type: AttributeType?
+        var destinationRoot: UInt16?
+        if let attribute = info.attribute(named: path[0]) {
+            slot = attribute.slot
+            type = attribute.description.type
+        } else if let relationship = info.relationship(named: path[0]), relationship.kind == .toOne {
+            slot = relationship.slot
+            type = nil
+            destinationRoot = store.model.info(named: relationship.destinationRoot)?.code
+        } else {
+            return nil
+        }
+        func tuple(_ expression: PredicateExpression) -> TupleValue? {
+            switch expression {
+            case .constant(let value): return type.flatMap { tupleValue(value, for: $0, keys: store.keys) }
+            case .object(let id):
+                guard type == nil, id.storeIdentifier == store.identifier, id.info.rootCode == destinationRoot else { return nil }
+                return store.keys.integer(id.primaryKey)
+            default: return nil
+            }
+        }
+        let caseFree = comparison.options.isEmpty || type == nil
+        if type == .string, comparison.options == IndexKeys.normalization, case .constant(.string(let text)) = constant {
+            switch op {
+            case .equal: return (slot, .foldedEqual(ValueOrder.fold(text, IndexKeys.normalization)))
+            case .beginsWith: return (slot, .foldedPrefix(ValueOrder.fold(text, IndexKeys.normalization)))
+            default: return nil
+            }
+        }
+        switch op {
+        case .equal:
+            guard caseFree, let value = tuple(constant) else { return nil }
+            return (slot, .equal(value))
+        case .in:
+            guard caseFree, case .list(let items) = constant, !items.isEmpty, items.count <= maximumRanges else { return nil }
+            let values = items.compactMap(tuple)
+            return values.count == items.count ? (slot, .oneOf(values)) : nil
+        case .less, .lessOrEqual:
+            guard caseFree, let value = tuple(constant), !isNull(value) else { return nil }
+            return (slot, .range(lower: nil, upper: (value, op == .lessOrEqual)))
+        case .greater, .greaterOrEqual:
+            guard caseFree, let value = tuple(constant), !isNull(value) else { return nil }
+            return (slot, .range(lower: (value, op == .greaterOrEqual), upper: nil))
+        case .between:
+            guard caseFree, case .list(let bounds) = constant, bounds.count == 2,
+                  let lower = tuple(bounds[0]), let upper = tuple(bounds[1]), !isNull(lower), !isNull(upper) else { return nil }
+            return (slot, .range(lower: (lower, true), upper: (upper, true)))
+        case .beginsWith:
+            guard comparison.options.isEmpty, type == .string, case .constant(.string(let prefix)) = constant else { return nil }
+            return (slot, .prefix(prefix))
+        default:
+            return nil
+        }
+    }
+
+    static func isKeyPath(_ expression: PredicateExpression) -> Bool {
+        if case .keyPath = expression { return true } else { return false }
+    }
+
+    static func isNull(_ value: TupleValue) -> Bool { if case .null = value { return true } else { return false } }
+
+    /// The tuple component an attribute of `type` stores for `value` in a store with `keys`
+    /// (see IndexKeys.tupleValue); nil when the value cannot be stored in that attribute exactly.
+    static func tupleValue(_ value: AttributeValue, for type: AttributeType, keys: IndexKeys) -> TupleValue? {
+        switch (value, type) {
+        case (.null, _): return .null
+        case (.int(let v), .int16), (.int(let v), .int32), (.int(let v), .int64): return keys.integer(v)
+        case (.double(let v), .int16), (.double(let v), .int32), (.double(let v), .int64):
+            guard let exact = Int64(exactly: v) else { return nil }
+            return keys.integer(exact)
+        case (.int(let v), .double), (.int(let v), .float): return .double(Double(v))
+        case (.double(let v), .double), (.double(let v), .float): return v.isNaN ? nil : .double(v + 0)
+        case (.float(let v), .double), (.float(let v), .float): return v.isNaN ? nil : .double(Double(v) + 0)
+        case (.bool(let v), .bool): return .bool(v)
+        case (.string(let v), .string): return .string(v)
+        case (.url(let v), .url): return .string(v.absoluteString)
+        case (.date(let v), .date): return .date(v.timeIntervalSinceReferenceDate + 0)
+        case (.data(let v), .data): return .bytes(Array(v))
+        case (.uuid(let v), .uuid): return .uuid(withUnsafeBytes(of: v.uuid) { Array($0) })
+        default: return nil
+        }
+    }
+}
