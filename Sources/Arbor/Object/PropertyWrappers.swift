@@ -16,9 +16,9 @@ public struct Attribute<Value: AttributeConvertible> {
         set { preconditionFailure("unreachable: wrappedValue is unavailable") }
     }
 
-    // Inlinable, so that it is specialized in the subclass's module for the concrete object
-    // and value types, and the wrapped key path, which it never uses, is never instantiated
-    // (each key path passed costs a runtime call at every read).
+    // Inlinable: specialized in the subclass's module for the concrete object and value types,
+    // and the wrapped key path, which it never uses, is then never instantiated (a key path
+    // argument costs a runtime call, `swift_getKeyPath`, at every read).
     @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
@@ -137,6 +137,8 @@ extension ManagedObject {
         return context.currentAttribute(self, slot: slot)
     }
 
+    /// An `@Attribute` write: the value when it fits the attribute's type, else recorded as
+    /// a failure for the next save (as `setValue(_:forKey:)` does).
     @usableFromInline
     func setTypedAttribute(_ value: AttributeValue, forKey key: String) {
         guard managedObjectContext != nil else { return }
