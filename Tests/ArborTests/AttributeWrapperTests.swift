@@ -17,11 +17,24 @@ final class Relabelled: ManagedObject {
     @Attribute("label") var label: String
 }
 
+/// A Swift base class that is no entity, its wrappers inherited by classes of two unrelated
+/// entities that keep the same attributes at other slots: one key path, `\Tagged._tag`, then
+/// names a different slot per entity, so a cached slot must be the one of the object's entity.
+class Tagged: ManagedObject {
+    @Attribute("tag") var tag: String
+    @Attribute("weight") var weight: Int64
+}
+
+final class TaggedFirst: Tagged {}
+final class TaggedLast: Tagged {}
+
 @Suite("@Attribute reads and writes: the loaded fast path, the context's path, keys the entity lacks")
 struct AttributeWrapperTests {
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
             EntityDescription("Labelled", class: Labelled.self, attributes: [AttributeDescription("label", .string), AttributeDescription("rank", .int64)]),
+            EntityDescription("TaggedFirst", class: TaggedFirst.self, attributes: [AttributeDescription("tag", .string), AttributeDescription("weight", .int64)]),
+            EntityDescription("TaggedLast", class: TaggedLast.self, attributes: [AttributeDescription("weight", .int64), AttributeDescription("tag", .string)]),
             EntityDescription("Relabelled", class: Relabelled.self, attributes: [AttributeDescription("rank", .int64), AttributeDescription("label", .string)]),
         ])
     }
@@ -101,6 +114,39 @@ struct AttributeWrapperTests {
                     }
                     reader.reset()
                 }
+            }
+        }
+    }
+
+    @Test("one inherited wrapper over entities whose slots differ reads each object's own column")
+    func inheritedWrapperAcrossEntities() throws {
+        let stack = try TestStack(model: try Self.model())
+        let context = stack.context()
+        try context.performAndWait {
+            for index in 0..<4 {
+                let first = TaggedFirst(context: context)
+                first.tag = "first \(index)"
+                first.weight = Int64(index)
+                let last = TaggedLast(context: context)
+                last.tag = "last \(index)"
+                last.weight = Int64(100 + index)
+            }
+            try context.save()
+        }
+        let reader = stack.context()
+        try reader.performAndWait {
+            var firsts = FetchRequest(entityName: "TaggedFirst")
+            firsts.returnsObjectsAsFaults = false
+            var lasts = FetchRequest(entityName: "TaggedLast")
+            lasts.returnsObjectsAsFaults = false
+            let first = try reader.fetch(firsts, as: TaggedFirst.self)
+            let last = try reader.fetch(lasts, as: TaggedLast.self)
+            #expect(first.count == 4 && last.count == 4)
+            // Interleaved, so each entity's read follows a cached read of the other's.
+            for (a, b) in zip(first, last) {
+                #expect(a.tag.hasPrefix("first ") && b.tag.hasPrefix("last "))
+                #expect(a.weight < 100 && b.weight >= 100)
+                #expect(a.tag == "first \(a.weight)" && b.tag == "last \(b.weight - 100)")
             }
         }
     }
