@@ -84,8 +84,10 @@ extension Array where Element == UInt8 {
     }
 }
 
-/// Lexicographic comparison of two byte strings (memcmp, then length).
-@inline(__always) func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+/// Lexicographic comparison of two byte strings (memcmp, then length): the order of keys in
+/// every tree. Negative, zero or positive as `a` sorts before, equal to or after `b`.
+@inlinable @inline(__always)
+public func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let common = Swift.min(a.count, b.count)
     if common > 0, let pa = a.baseAddress, let pb = b.baseAddress {
         if common <= 16 {
@@ -125,6 +127,8 @@ extension Array where Element == UInt8 {
     return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
 }
 
-@inline(__always) func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+/// `compareBytes` of two arrays.
+@inlinable @inline(__always)
+public func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
     a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareBytes(pa, pb) } }
 }

@@ -120,7 +120,8 @@ struct ObjectCommandTests {
         let explained = try Self.collect {
             try QueryCommand.query(access, entity: "StopTime", predicate: "stop.stopID == '11'", sort: [], limit: nil, explain: true, options: options, write: $0)
         }
-        #expect(explained == "plan: SCAN rows.StopTime\nexamined 3, matched 1\n")
+        // Through the stops' unique stopID index, then their stop times by foreign key.
+        #expect(explained == "plan: SEARCH index.Stop.unique_stopID (stopID == \"11\") THEN fk.StopTime.stop\nexamined 3, matched 1\n")
     }
 
     @Test("a malformed predicate, an unknown key, entity or sort key is a usage error (exit 64), not a crash",

@@ -109,6 +109,9 @@ struct FetchTests {
             #expect(try context.explain(times).first?.plan.hasPrefix("SEARCH index.StopTime.by_stop_departureTime") == true)
             times.predicate = try ObjectPredicate(format: "stop.name == %@", "Bahnhof Zoo")
             #expect(try context.count(for: times) == 8)  // stops 8, 18, 28, 38 have 3, 1, 3, 1 times
+            // The stops' name index finds the stops, the foreign-key index their times.
+            #expect(try context.explain(times).first?.plan == "SEARCH index.Stop.name (name == \"Bahnhof Zoo\") THEN fk.StopTime.stop")
+            times.predicate = try ObjectPredicate(format: "stop.latitude > 0")
             #expect(try context.explain(times).first?.plan == "SCAN rows.StopTime")
         }
     }

@@ -9,7 +9,7 @@ import Foundation
 final class KeyFilter {
     private enum Test {
         case equal([UInt8])
-        case oneOf([[UInt8]])
+        case oneOf(ComponentSet)
         /// Encoded bounds with inclusivity; null never matches a range.
         case range(lower: ([UInt8], Bool)?, upper: ([UInt8], Bool)?)
         /// A string component whose encoding starts with these bytes (tag and escaped UTF-8).
@@ -35,7 +35,7 @@ final class KeyFilter {
         self.condition = condition
         switch condition {
         case .equal(let value): test = .equal(TupleKey.encode([value]))
-        case .oneOf(let values): test = .oneOf(values.map { TupleKey.encode([$0]) })
+        case .oneOf(let values): test = .oneOf(values)
         case .range(let lower, let upper):
             test = .range(lower: lower.map { (TupleKey.encode([$0.0]), $0.1) }, upper: upper.map { (TupleKey.encode([$0.0]), $0.1) })
         case .prefix(let text): test = .prefix(QueryPlanner.encodedStringPrefix(text))
@@ -76,7 +76,7 @@ final class KeyFilter {
         switch test {
         case .always: return true
         case .equal(let expected): return Self.compare(component, expected) == 0
-        case .oneOf(let values): return values.contains { Self.compare(component, $0) == 0 }
+        case .oneOf(let values): return values.contains(encoded: component)
         case .range:
             if component[0] == 0x05 { return false }  // null never meets a range
             if let lower {

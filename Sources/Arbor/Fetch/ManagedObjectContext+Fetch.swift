@@ -165,7 +165,7 @@ extension ManagedObjectContext {
         let logger = ArborLog.fetches
         if logger.logLevel <= .debug {
             let plans = statistics.map { "\($0.plan): examined \($0.rowsExamined), matched \($0.rowsMatched)" + ($0.suggestion.map { "; \($0)" } ?? "") }
-            logger.debug("fetch \(request.entityName) where \(request.predicate?.description ?? "TRUEPREDICATE"): \(plans.joined(separator: " | ")); returned \(end - start) in \(ContinuousClock.now - started)")
+            logger.debug("fetch \(request.entityName) where \(request.predicate.map(PredicateFormatter.summary) ?? "TRUEPREDICATE"): \(plans.joined(separator: " | ")); returned \(end - start) in \(ContinuousClock.now - started)")
         }
         return (Array(entries[start..<end]), statistics)
     }
@@ -350,7 +350,7 @@ struct PredicateChecker {
 
 extension ObjectPredicate {
     /// Whether evaluating the predicate on an object reads other objects (key paths through
-    /// relationships, to-many aggregates, subqueries, SELF).
+    /// relationships, to-many aggregates, subqueries).
     func followsRelationships(_ info: EntityInfo) -> Bool {
         switch self {
         case .true, .false: return false
@@ -371,8 +371,9 @@ extension ObjectPredicate {
 extension PredicateExpression {
     func followsRelationships(_ info: EntityInfo) -> Bool {
         switch self {
-        case .constant, .object, .variable: return false
-        case .evaluatedObject, .aggregate, .subquery, .variablePath: return true
+        // SELF is the object's identity, which no unsaved change alters (`SELF IN %@`).
+        case .constant, .object, .variable, .evaluatedObject: return false
+        case .aggregate, .subquery, .variablePath: return true
         case .list(let items): return items.contains { $0.followsRelationships(info) }
         case .keyPath(let path): return path.count > 1 || info.relationship(named: path.first ?? "") != nil
         }

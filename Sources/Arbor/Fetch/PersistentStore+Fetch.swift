@@ -72,7 +72,7 @@ public struct FetchStatistics: Equatable, Sendable {
                 return "scanned \(examined) rows for \(matched); no condition compares a column of \(plan.entity.name) with a constant, so no index can narrow it"
             }
             return "scanned \(examined) rows for \(matched); an index on \(plan.entity.name)(\(keys.joined(separator: ", "))) would help"
-        case .union:
+        case .union, .rows, .related:
             return nil
         case .index(let index, _):
             let keys = conditionKeys()
@@ -173,15 +173,32 @@ extension PersistentStore {
                         return true
                     }
                 case .index(let index, let ranges):
-                    // Ranges of one index are disjoint: an entry is met once, unless a row has
-                    // several entries (a to-many key path's index is never planned).
-                    var seen: Set<Int64>? = ranges.count > 1 ? [] : nil
+                    // Ranges of one index are disjoint and a row has one entry in it: each row
+                    // is met once.
+                    var seen: Set<Int64>?
                     try walk(index, ranges, plan.keyFilters, &seen)
                 case .union(let branches):
                     var seen: Set<Int64>? = []
                     for branch in branches {
                         guard case .index(let index, let ranges) = branch.access else { continue }
                         try walk(index, ranges, branch.keyFilters, &seen)
+                    }
+                case .rows(let named):
+                    // A row counts when it has the entity the predicate named it with.
+                    try visitRows(tx, tree: info.rowTree, keys: named.keys) { pk, bytes in
+                        if let limit, found.rows.count >= limit { return false }
+                        let row = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")
+                        if named.contains(pk, code: row.entityCode) { try consider(pk, row) } else { found.examined += 1 }
+                        return true
+                    }
+                case .related(let search):
+                    var examined = 0
+                    let owners = try relatedKeys(search, tx, examined: &examined)
+                    found.examined += examined
+                    try visitRows(tx, tree: info.rowTree, keys: owners) { pk, bytes in
+                        if let limit, found.rows.count >= limit { return false }
+                        try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
+                        return true
                     }
                 }
 
@@ -208,54 +225,53 @@ extension PersistentStore {
                     defer { found.examined += skipped + (filterSet?.rejected ?? 0) }
                     // For an ordered walk: the sort column's encoded bytes in the last match.
                     var lastSortKey: [UInt8]?
-                    for range in ranges {
-                        try indexTree.forEachUnsafe(in: range, reverse: reverse, filter: filterSet) { key, value in
-                            if let ordering, matched >= ordering.count {
-                                // Past the limit: stop at the first entry whose sort value differs.
-                                if KeyFilterSet.sortValue(of: key, at: ordering.position, differsFrom: lastSortKey) { return false }
+                    // One cursor moves through every range (an IN list's points, in key order).
+                    try indexTree.makeCursor().scan(reverse ? ranges.reversed() : ranges, reverse: reverse, filter: filterSet) { key, value in
+                        if let ordering, matched >= ordering.count {
+                            // Past the limit: stop at the first entry whose sort value differs.
+                            if KeyFilterSet.sortValue(of: key, at: ordering.position, differsFrom: lastSortKey) { return false }
+                        } else if let limit, matched >= limit {
+                            return false
+                        }
+                        guard let code = keys.entryCode(from: value, root: rootCode) else {
+                            throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
+                        }
+                        // The entity's own code first: a set lookup only for sub-entities.
+                        guard code == entityCode || descendantCodes.contains(code) else { return true }
+                        // The primary key ends the entry; found by walking its components,
+                        // so only for entries the filters kept.
+                        guard let pkStart = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: pkStart) else {
+                            throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
+                        }
+                        if seen != nil, seen?.insert(pk).inserted == false { return true }
+                        var checked = false
+                        if rowFree, let residual, let concrete = model.infosByCode[code] {
+                            let subject = RowSubject(subjectID: ObjectID(info: concrete, store: identifier, key: pk), entity: concrete,
+                                                     row: nil, store: self, tx: tx)
+                            guard try evaluator.evaluate(residual, subject) else {
+                                skipped += 1
+                                return true
+                            }
+                            checked = true
+                        }
+                        // Decoded where it lies in its page: no copy of the row's bytes.
+                        guard let row = try withRow(rows, pk, endingEntry: key, at: pkStart, {
+                            try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)")
+                        }) else {
+                            throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
+                        }
+                        if try consider(pk, row, checked: checked) {
+                            matched += 1
+                            if let ordering {
+                                lastSortKey = TupleKey.componentRange(in: key, at: ordering.position).map { Array(key[$0]) }
+                                // Past the limit: the walk must see the first entry with a new sort value, to stop there.
+                                if matched >= ordering.count { filterSet?.boundary = (ordering.position, lastSortKey) }
                             } else if let limit, matched >= limit {
                                 return false
                             }
-                            guard let code = keys.entryCode(from: value, root: rootCode) else {
-                                throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
-                            }
-                            // The entity's own code first: a set lookup only for sub-entities.
-                            guard code == entityCode || descendantCodes.contains(code) else { return true }
-                            // The primary key ends the entry; found by walking its components,
-                            // so only for entries the filters kept.
-                            guard let pkStart = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: pkStart) else {
-                                throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
-                            }
-                            if seen != nil, seen?.insert(pk).inserted == false { return true }
-                            var checked = false
-                            if rowFree, let residual, let concrete = model.infosByCode[code] {
-                                let subject = RowSubject(subjectID: ObjectID(info: concrete, store: identifier, key: pk), entity: concrete,
-                                                         row: nil, store: self, tx: tx)
-                                guard try evaluator.evaluate(residual, subject) else {
-                                    skipped += 1
-                                    return true
-                                }
-                                checked = true
-                            }
-                            // Decoded where it lies in its page: no copy of the row's bytes.
-                            guard let row = try withRow(rows, pk, endingEntry: key, at: pkStart, {
-                                try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)")
-                            }) else {
-                                throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
-                            }
-                            if try consider(pk, row, checked: checked) {
-                                matched += 1
-                                if let ordering {
-                                    lastSortKey = TupleKey.componentRange(in: key, at: ordering.position).map { Array(key[$0]) }
-                                    // Past the limit: the walk must see the first entry with a new sort value, to stop there.
-                                    if matched >= ordering.count { filterSet?.boundary = (ordering.position, lastSortKey) }
-                                } else if let limit, matched >= limit {
-                                    return false
-                                }
-                            }
-                            filterSet?.examined = found.examined + skipped
-                            return true
                         }
+                        filterSet?.examined = found.examined + skipped
+                        return true
                     }
                 }
             }

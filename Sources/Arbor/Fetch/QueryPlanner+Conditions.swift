@@ -58,7 +58,7 @@ extension QueryPlanner {
     static func matches(_ value: TupleValue, _ condition: Condition) -> Bool {
         switch condition {
         case .equal(let expected): return TupleKey.compare(value, expected) == 0
-        case .oneOf(let values): return values.contains { TupleKey.compare(value, $0) == 0 }
+        case .oneOf(let values): return values.contains(value)
         case .range(let lower, let upper):
             if isNull(value) { return false }
             return within(lower, upper) { TupleKey.compare(value, $0) }
@@ -122,9 +122,14 @@ extension QueryPlanner {
             guard caseFree, let value = tuple(constant) else { return nil }
             return (slot, .equal(value))
         case .in:
-            guard caseFree, case .list(let items) = constant, !items.isEmpty, items.count <= maximumRanges else { return nil }
-            let values = items.compactMap(tuple)
-            return values.count == items.count ? (slot, .oneOf(values)) : nil
+            guard caseFree, case .list(let items) = constant else { return nil }
+            var values: [TupleValue] = []
+            values.reserveCapacity(items.count)
+            for item in items {
+                guard let value = tuple(item) else { return nil }
+                values.append(value)
+            }
+            return (slot, .oneOf(ComponentSet(values)))
         case .less, .lessOrEqual:
             guard caseFree, let value = tuple(constant), !isNull(value) else { return nil }
             return (slot, .range(lower: nil, upper: (value, op == .lessOrEqual)))

@@ -11,7 +11,10 @@ extension QueryPlanner {
         -> (Int, [KeyRange], [ConditionLabel], exact: KeyPositions)? {
         // Most indexes of an entity are not led by a bounded column: ruled out before any work.
         guard let first = index.slots.first, conditions.contains(slot: first) else { return nil }
-        var prefixes: [[TupleValue]] = [[]]
+        // The encoded leading columns of each search, ascending: equalities extend each, an
+        // IN list multiplies them (lists are sorted, so the products stay in key order, and
+        // their ranges are disjoint since no component's encoding is a prefix of another's).
+        var prefixes: [[UInt8]] = [[]]
         var score = 0
         var used: [ConditionLabel] = []
         var exact = KeyPositions()
@@ -20,7 +23,7 @@ extension QueryPlanner {
             // or a list of values serves before any range.
             var all = 0, usable = 0
             var equal: (value: TupleValue, label: ConditionLabel)?
-            var oneOf: (values: [TupleValue], label: ConditionLabel)?
+            var oneOf: (values: ComponentSet, label: ConditionLabel)?
             for entry in conditions.entries where entry.slot == slot {
                 all += 1
                 guard let option = Self.usable(entry.condition, by: index) else { continue }
@@ -34,15 +37,21 @@ extension QueryPlanner {
             guard usable > 0 else { break }
             if let (value, label) = equal {
                 if index.isForeignKey, isNull(value) { return nil }  // nil references have no entries
-                for position in prefixes.indices { prefixes[position].append(value) }
+                let component = TupleKey.encode([value])
+                for position in prefixes.indices { prefixes[position].append(contentsOf: component) }
                 score += 4
                 used.append(label)
                 if all == 1 { exact.insert(position) }
                 continue
             }
             if let (values, label) = oneOf, prefixes.count * values.count <= maximumRanges {
-                if index.isForeignKey, values.contains(where: isNull) { return nil }
-                prefixes = prefixes.flatMap { prefix in values.map { prefix + [$0] } }
+                if index.isForeignKey, values.values.contains(where: isNull) { return nil }
+                var product: [[UInt8]] = []
+                product.reserveCapacity(prefixes.count * values.count)
+                for prefix in prefixes {
+                    for component in values.encoded { product.append(prefix + component) }
+                }
+                prefixes = product
                 score += 3
                 used.append(label)
                 if all == 1 { exact.insert(position) }
@@ -73,8 +82,8 @@ extension QueryPlanner {
                 && lowers <= 1 && uppers <= 1 && (prefixCount == 0 || all == 1)
             if encodesAll { exact.insert(position) }
             if let stringPrefix {
-                let ranges = prefixes.map { KeyRange.prefix(TupleKey.encode($0) + encodedStringPrefix(stringPrefix)) }
-                return (score + 2, ranges, used, exact)
+                let encoded = encodedStringPrefix(stringPrefix)
+                return (score + 2, prefixes.map { KeyRange.prefix($0 + encoded) }, used, exact)
             }
             if lower != nil || upper != nil {
                 return (score + 2, prefixes.map { rangeFor(prefix: $0, lower: lower, upper: upper) }, used, exact)
@@ -83,7 +92,7 @@ extension QueryPlanner {
             break
         }
         guard score > 0 else { return nil }
-        return (score, prefixes.map { KeyRange.prefix(TupleKey.encode($0)) }, used, exact)
+        return (score, prefixes.map { KeyRange.prefix($0) }, used, exact)
     }
 
     /// `condition` as `index` can serve it, or nil: a normalized index serves folded
@@ -105,8 +114,9 @@ extension QueryPlanner {
         Array(TupleKey.encode([.string(prefix)]).dropLast(2))
     }
 
-    static func rangeFor(prefix: [TupleValue], lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?) -> KeyRange {
-        let base = TupleKey.encode(prefix)
+    /// The range of keys that start with the encoded components `base` and continue with a
+    /// component within the bounds.
+    static func rangeFor(prefix base: [UInt8], lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?) -> KeyRange {
         // The tuple encoding is the concatenation of its components'.
         func extended(_ value: TupleValue) -> [UInt8] {
             var key = base

@@ -10,6 +10,10 @@ struct QueryPlan: CustomStringConvertible {
         case index(EntityInfo.Index, [KeyRange])
         /// An OR whose every branch has an index: the union of their searches.
         case union([QueryPlan])
+        /// The rows the predicate names by ID (`SELF IN %@`), looked up in key order.
+        case rows(QueryPlanner.RowKeys)
+        /// The rows related to what an index of another entity finds (`stop.stopID IN %@`).
+        case related(QueryPlanner.RelatedSearch)
     }
 
     let entity: EntityInfo
@@ -38,6 +42,11 @@ struct QueryPlan: CustomStringConvertible {
         case .index(let index, let ranges):
             return "SEARCH \(index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
                 + (ranges.count > 1 ? " × \(ranges.count) ranges" : "") + (ordering.map { " " + $0 } ?? "")
+        case .rows(let keys):
+            return "SEARCH \(entity.rowTree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
+                + (keys.count == 1 ? "" : " × \(keys.count) keys")
+        case .related(let search):
+            return "\(search.inner.description) THEN \(search.link)"
         }
     }
 }
@@ -74,7 +83,7 @@ enum ConditionLabel: CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .predicate(let predicate): return PredicateFormatter.format(predicate)
+        case .predicate(let predicate): return PredicateFormatter.summary(predicate)
         case .text(let text): return text
         }
     }
@@ -84,7 +93,8 @@ enum QueryPlanner {
     /// A condition on one stored column, usable as an index bound.
     enum Condition {
         case equal(TupleValue)
-        case oneOf([TupleValue])
+        /// `IN` a list of constants: the list's components, sorted and unique.
+        case oneOf(ComponentSet)
         case range(lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?)
         case prefix(String)
         /// `==[cd]` / `BEGINSWITH[cd]` on a string column: usable by normalized indexes only.
@@ -92,7 +102,9 @@ enum QueryPlanner {
         case foldedPrefix(String)
     }
 
-    static let maximumRanges = 256
+    /// Key ranges one search may take at most: equalities and IN lists on several leading
+    /// columns multiply, and past this many the next column is left to a key filter.
+    static let maximumRanges = 1 << 20
 
     /// The column conditions of a predicate's conjuncts, each with its column's slot and its
     /// conjunct: a flat list, as a predicate states a handful (a dictionary of arrays cost
@@ -121,9 +133,23 @@ enum QueryPlanner {
             guard let (score, ranges, used, exact) = ranges(for: index, conditions) else { continue }
             if score > (best?.score ?? 0) { best = (score, index, ranges, used, exact) }
         }
+        // Rows named by ID are the narrowest search there is.
+        if let (keys, position) = selfKeys(parts, info: info, store: store) {
+            var plan = QueryPlan(entity: info, access: .rows(keys), usedConditions: [.predicate(parts[position])])
+            plan.residual = .part(remainder(parts, without: position))
+            return plan
+        }
+        // A search of a related entity's index, then the rows it leads to, when no index of
+        // the entity narrows as much.
+        if (best?.score ?? 0) < 4, let (search, exact, position, score) = relatedSearch(parts, info: info, store: store),
+           score > best?.score ?? 0 {
+            var plan = QueryPlan(entity: info, access: .related(search), usedConditions: [.predicate(parts[position])])
+            plan.residual = .part(exact ? remainder(parts, without: position) : predicate)
+            return plan
+        }
         guard let best else {
-            // No index for the whole: an OR among the conjuncts whose every branch has one is a
-            // union of index searches (rows found twice are read once).
+            // An OR among the conjuncts whose every branch has an index is a union of index
+            // searches (rows found twice are read once).
             for case .or(let branches) in parts {
                 let plans = branches.map { QueryPlanner.plan($0, for: info, store: store) }
                 if plans.allSatisfy({ if case .index = $0.access { return true } else { return false } }) {

@@ -44,6 +44,9 @@ struct PredicateEvaluator {
     /// The last SUBQUERY met: a fetch evaluates the same one for every candidate row, and
     /// rewriting and planning it is worth doing once.
     private var lastSubquery: SubqueryPreparation?
+    /// Hashed IN lists, by the address of the list's elements (each entry holds the list, so
+    /// the address cannot be reused by another list while the entry lives).
+    private var valueSets: [Int: (items: [PredicateExpression], options: StringOptions, set: ValueSet?)] = [:]
 
     /// A class: it is looked up for every candidate row, and a reference costs less to pass
     /// around than copying these fields each time.
@@ -103,6 +106,12 @@ struct PredicateEvaluator {
             let exists = try existsMember(members, variable, inner, subject, variables)
             return comparison.op == .notEqual || comparison.op == .greater ? exists : !exists
         }
+        // A long IN list of constants: looked up in a hash set, not compared element by element.
+        if comparison.op == .in, case .list(let items) = comparison.right, items.count >= ValueSet.threshold,
+           let set = valueSet(items, comparison.options),
+           let answer = try contains(set, value(comparison.left, subject, variables), comparison.modifier) {
+            return answer
+        }
         let left = try value(comparison.left, subject, variables)
         let right = try value(comparison.right, subject, variables)
         switch (comparison.modifier, left) {
@@ -120,6 +129,40 @@ struct PredicateEvaluator {
         case (.all, _): return try compare(left, comparison.op, right, comparison.options)
         case (.none, _): return try !compare(left, comparison.op, right, comparison.options)
         }
+    }
+
+    /// The hashed form of an IN list, made once per list and options; nil when the list holds
+    /// something other than constants and objects.
+    private mutating func valueSet(_ items: [PredicateExpression], _ options: StringOptions) -> ValueSet? {
+        let address = items.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+        if let cached = valueSets[address], cached.options == options, cached.items.count == items.count { return cached.set }
+        let set = ValueSet.of(items, options: options)
+        valueSets[address] = (items, options, set)
+        return set
+    }
+
+    /// `left IN set` under `modifier`; nil when only evaluation can tell (a collection where
+    /// a single value belongs, which evaluation reports).
+    private func contains(_ set: ValueSet, _ left: PredicateValue, _ modifier: Comparison.Modifier) -> Bool? {
+        if case .many(let items) = left {
+            switch modifier {
+            case .direct: return nil
+            case .any:
+                for item in items {
+                    guard let found = set.contains(item) else { return nil }
+                    if found { return true }
+                }
+                return false
+            case .all, .none:
+                for item in items {
+                    guard let found = set.contains(item) else { return nil }
+                    if found != (modifier == .all) { return false }
+                }
+                return true
+            }
+        }
+        guard let found = set.contains(left) else { return nil }
+        return modifier == .none ? !found : found
     }
 
     /// Whether some member of `collection` satisfies `predicate` with `$variable` bound to it.

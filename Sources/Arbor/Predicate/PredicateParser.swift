@@ -478,6 +478,13 @@ struct PredicateParser {
         case let value as UUID: return .constant(.uuid(value))
         case let value as URL: return .constant(.url(value))
         case let value as Decimal: return .constant(.decimal(value))
+        case is NSNull: return .constant(.null)
+        // Lists of one common type without a dynamic cast per element (an import's batch of
+        // identifiers holds thousands).
+        case let values as [Int64]: return .list(values.map { .constant(.int($0)) })
+        case let values as [Int]: return .list(values.map { .constant(.int(Int64($0))) })
+        case let values as [String]: return .list(values.map { .constant(.string($0)) })
+        case let values as [ObjectID]: return .list(values.map { .object($0) })
         case let values as [Any?]: return .list(try values.map { try expression(from: $0, index: index) })
         case let values as [Any]: return .list(try values.map { try expression(from: $0, index: index) })
         case let values as Set<AnyHashable>: return .list(try values.map { try expression(from: $0.base, index: index) })

@@ -1,0 +1,81 @@
+import ArborEngine
+
+/// The reading side of `QueryPlanner+Keys`: rows looked up by key, and the keys a related
+/// entity's index search leads to.
+extension PersistentStore {
+    /// Calls `body` with each key of `keys` (ascending) whose row exists in `tree`, and the
+    /// row's stored bytes in place, until it returns false. One cursor moves forward through
+    /// the keys, so keys close together cost a search in a leaf each.
+    /// - Complexity: O(k log n) at worst for k keys, O(k log b) when they cluster.
+    func visitRows(_ tx: Transaction, tree: String, keys: [Int64],
+                   _ body: (_ key: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Bool) throws {
+        let cursor = try tx.tree(tree).makeCursor()
+        var previous: Int64?
+        for key in keys where key != previous {
+            previous = key
+            let keepGoing = try self.keys.rowKey(key).withUnsafeBytes { encoded in
+                try cursor.withValue(forKey: encoded) { try body(key, $0) }
+            }
+            if keepGoing == false { return }
+        }
+    }
+
+    /// The primary keys (ascending, unique) of the rows of the fetched entity that `search`
+    /// leads to: the destination's index is searched, then each entry found is followed back
+    /// through the relationship's link. `examined` counts the index and link entries read.
+    /// - Throws: `StoreError.corruptRow` for a malformed entry or row.
+    func relatedKeys(_ search: QueryPlanner.RelatedSearch, _ tx: Transaction, examined: inout Int) throws -> [Int64] {
+        guard case .index(let index, let ranges) = search.inner.access else { return [] }
+        // The destination's keys, from its index entries (which end with them).
+        var targets: [Int64] = []
+        let filters = search.inner.keyFilters.isEmpty ? nil : KeyFilterSet(search.inner.keyFilters, onProgress: nil)
+        try tx.tree(index.tree).makeCursor().scan(ranges, filter: filters) { key, _ in
+            guard let target = IndexKeys.trailingKey(key) else {
+                throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
+            }
+            targets.append(target)
+            return true
+        }
+        examined += targets.count + (filters?.rejected ?? 0)
+        targets.sort()
+        var owners: [Int64] = []
+        let relationship = search.relationship
+        switch relationship.kind {
+        case .toOne:
+            // The fetched rows referring to each target: the foreign-key entries under its key.
+            let prefixes = targets.map { KeyRange.prefix(keys.ownerPrefix($0)) }
+            try tx.tree(search.link).makeCursor().scan(prefixes) { key, _ in
+                guard let owner = IndexKeys.trailingKey(key) else {
+                    throw StoreError.corruptRow(location: search.link, detail: "malformed foreign-key entry")
+                }
+                owners.append(owner)
+                return true
+            }
+        case .oneToMany:
+            // Each member's row holds the reference back to its owner.
+            guard let inverse = search.destination.relationship(named: relationship.description.inverse) else { return [] }
+            try visitRows(tx, tree: search.link, keys: targets) { target, bytes in
+                let row = try RowCodec.decode(bytes, context: "\(search.link)/\(target)")
+                if inverse.slot < row.columns.count, case .reference(_, let owner) = row.columns[inverse.slot] { owners.append(owner) }
+                return true
+            }
+        case .manyToMany:
+            // The inverse side of the join tree lists each member's owners.
+            guard let inverse = search.destination.relationship(named: relationship.description.inverse) else { return [] }
+            let prefixes = targets.map { KeyRange.prefix(keys.joinPrefix(side: inverse.joinSide, owner: $0)) }
+            try tx.tree(search.link).makeCursor().scan(prefixes) { key, _ in
+                guard let owner = IndexKeys.trailingKey(key) else {
+                    throw StoreError.corruptRow(location: search.link, detail: "malformed join entry")
+                }
+                owners.append(owner)
+                return true
+            }
+        }
+        examined += owners.count
+        owners.sort()
+        var unique: [Int64] = []
+        unique.reserveCapacity(owners.count)
+        for owner in owners where unique.last != owner { unique.append(owner) }
+        return unique
+    }
+}
