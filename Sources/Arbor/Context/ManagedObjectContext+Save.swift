@@ -290,29 +290,32 @@ extension ManagedObjectContext {
         object.committedVersion = nil
         object.isFaultState = true
         if mergeChanges {
-            for slot in object.toMany.indices {
-                guard var state = object.toMany[slot] else { continue }
-                if !state.isChanged {
-                    object.toMany[slot] = nil
-                    continue
-                }
-                // A list whose order was rearranged stays as the app left it; otherwise keep
-                // only the delta, applied over the stored members when next read.
-                if state.current != nil, let appended = state.appendedMembers {
-                    let currentSet = Set(state.current ?? [])
-                    state.removed = Set((state.committed ?? []).filter { !currentSet.contains($0) })
-                    state.added = appended
-                    state.current = nil
-                    state.committed = nil
-                    object.toMany[slot] = state
-                }
-            }
+            for slot in object.toMany.indices { rereadMembers(object, slot: slot) }
         } else {
             object.prefetched = []
             object.changes = [:]
             object.deletedFlag = false
             for slot in object.toMany.indices { object.toMany[slot] = nil }
             unmarkChanged(object)
+        }
+    }
+
+    /// Makes the to-many relationship at `slot` be read from the store again when next used;
+    /// unsaved changes to it stay, as the delta they are over the stored members (a list whose
+    /// order the app rearranged stays as the app left it).
+    func rereadMembers(_ object: ManagedObject, slot: Int) {
+        guard var state = object.toMany[slot] else { return }
+        if !state.isChanged {
+            object.toMany[slot] = nil
+            return
+        }
+        if state.current != nil, let appended = state.appendedMembers {
+            let currentSet = Set(state.current ?? [])
+            state.removed = Set((state.committed ?? []).filter { !currentSet.contains($0) })
+            state.added = appended
+            state.current = nil
+            state.committed = nil
+            object.toMany[slot] = state
         }
     }
 

@@ -93,6 +93,34 @@ extension PersistentStore {
     func fetchRows(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
                    ordered: (attribute: String, ascending: Bool, count: Int)? = nil, limit: Int? = nil,
                    onProgress: ((Int) throws -> Void)? = nil) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
+        let found = FetchAccumulator()
+        let statistics = try walkMatches(info, predicate: predicate, includesSubentities: includesSubentities, keyPaths: keyPaths,
+                                         ordered: ordered, limit: limit, onProgress: onProgress, into: found, transaction: nil)
+        // Moved out, so the caller holds the only reference (appending then copies nothing).
+        let result = found.rows
+        found.rows = []
+        return (result, statistics)
+    }
+
+    /// The primary keys and entity codes of the rows of `info` (and its sub-entities when
+    /// asked) that satisfy `predicate`, in the order the plan reads them, read in `tx` (a write
+    /// transaction's own state, for a batch request): planned and evaluated as a fetch, keeping
+    /// 10 bytes per match instead of the row.
+    func matchingKeys(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool,
+                      in tx: Transaction) throws -> [(key: Int64, code: UInt16)] {
+        let found = FetchAccumulator()
+        found.keysOnly = true
+        _ = try walkMatches(info, predicate: predicate, includesSubentities: includesSubentities, keyPaths: [],
+                            ordered: nil, limit: nil, onProgress: nil, into: found, transaction: tx)
+        return found.keys
+    }
+
+    /// Plans `predicate` and reads the matching rows into `found` (rows, or keys only), in
+    /// `transaction` when given, else in a snapshot of its own; returns what it did.
+    private func walkMatches(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
+                             ordered: (attribute: String, ascending: Bool, count: Int)?, limit: Int?,
+                             onProgress: ((Int) throws -> Void)?, into found: FetchAccumulator,
+                             transaction: Transaction?) throws -> FetchStatistics {
         var plan = QueryPlanner.plan(predicate, for: info, store: self)
         // An ordered walk: index entries arrive in sort order (the sort column at `position` of
         // the key), so the walk stops once `count` rows matched and the ties are in.
@@ -128,12 +156,11 @@ extension PersistentStore {
         // index answers the rest) is checked before the row is read: only matches are read.
         // Not when other conditions remain: cheap column checks should still go first.
         let rowFree = residual?.readsOnlyToMany(of: info) ?? false
-        // Counts and rows in a class: the per-entry closures below would otherwise capture
-        // variables, and each access to one costs a run-time exclusivity check.
-        let found = FetchAccumulator()
+        // Counts and rows in a class (`found`): the per-entry closures below would otherwise
+        // capture variables, and each access to one costs a run-time exclusivity check.
         do {
-            try database.view { tx in
-                rowCache.observe(snapshot: tx.snapshotID)
+            func read(_ tx: Transaction) throws {
+                if transaction == nil { rowCache.observe(snapshot: tx.snapshotID) }
                 var evaluator = PredicateEvaluator(resolver: RowResolver(store: self, tx: tx))
                 /// Whether the row matched (and was added to the result).
                 /// `checked`: the residual already held (a row-free residual, checked before the read).
@@ -153,19 +180,19 @@ extension PersistentStore {
                     let id = ObjectID(info: concrete, store: identifier, key: key)
                     // A subject only when a residual or a sort key path reads through it.
                     guard (!checked && residual != nil) || !keyPaths.isEmpty else {
-                        found.rows.append(FetchedRow(id: id, row: row, values: []))
+                        found.append(FetchedRow(id: id, row: row, values: []))
                         return true
                     }
                     let subject = RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)
                     if !checked, let residual, try !evaluator.evaluate(residual, subject) { return false }
                     let values = try keyPaths.map { try evaluator.follow($0, from: .object(id), start: subject) }
-                    found.rows.append(FetchedRow(id: id, row: row, values: values))
+                    found.append(FetchedRow(id: id, row: row, values: values))
                     return true
                 }
                 switch plan.access {
                 case .scan:
                     try tx.tree(info.rowTree).forEachUnsafe { key, value in
-                        if let limit, found.rows.count >= limit { return false }
+                        if let limit, found.matched >= limit { return false }
                         guard let pk = IndexKeys.trailingKey(key) else {
                             throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key")
                         }
@@ -186,7 +213,7 @@ extension PersistentStore {
                 case .rows(let named):
                     // A row counts when it has the entity the predicate named it with.
                     try visitRows(tx, tree: info.rowTree, keys: named.keys) { pk, bytes in
-                        if let limit, found.rows.count >= limit { return false }
+                        if let limit, found.matched >= limit { return false }
                         let row = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")
                         if named.contains(pk, code: row.entityCode) { try consider(pk, row) } else { found.examined += 1 }
                         return true
@@ -196,7 +223,7 @@ extension PersistentStore {
                     let owners = try relatedKeys(search, tx, examined: &examined)
                     found.examined += examined
                     try visitRows(tx, tree: info.rowTree, keys: owners) { pk, bytes in
-                        if let limit, found.rows.count >= limit { return false }
+                        if let limit, found.matched >= limit { return false }
                         try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
                         return true
                     }
@@ -216,7 +243,7 @@ extension PersistentStore {
                     let reverse = orderedIndex?.ascending == false
                     let keys = keys, entityCode = info.code, rootCode = info.rootCode
                     let descendantCodes = includesSubentities ? info.descendantCodes : []
-                    var matched = found.rows.count, skipped = 0
+                    var matched = found.matched, skipped = 0
                     // Conditions the key answers, checked by the scan itself: an entry one of
                     // them rejects is skipped without its row being read (another branch of a
                     // union may still find the row).
@@ -275,14 +302,13 @@ extension PersistentStore {
                     }
                 }
             }
+            if let transaction { try read(transaction) } else { try database.view(read) }
         } catch { throw storeError(error, path: path) }
         rowCache.noteRowsRead(found.examined)
-        // Moved out, so the caller holds the only reference (appending then copies nothing).
-        let examined = found.examined, result = found.rows
-        found.rows = []
-        return (result, FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: result.count,
-                                        suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
-                                                                               examined: examined, matched: result.count)))
+        let examined = found.examined, matched = found.matched
+        return FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched,
+                               suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
+                                                                      examined: examined, matched: matched))
     }
 
     /// `body` over the stored bytes of row `pk`, read through `rows` (a cursor on its row tree)
@@ -335,4 +361,15 @@ final class FetchAccumulator {
     @exclusivity(unchecked) var examined = 0
     /// Rows that met the predicate.
     @exclusivity(unchecked) var rows: [FetchedRow] = []
+    /// With `keysOnly`: the key and entity code of each row that met the predicate, instead of `rows`.
+    @exclusivity(unchecked) var keys: [(key: Int64, code: UInt16)] = []
+    @exclusivity(unchecked) var keysOnly = false
+    /// How many rows met the predicate.
+    @exclusivity(unchecked) private(set) var matched = 0
+
+    @inline(__always)
+    func append(_ row: FetchedRow) {
+        matched += 1
+        if keysOnly { keys.append((row.id.primaryKey, row.id.info.code)) } else { rows.append(row) }
+    }
 }

@@ -43,6 +43,9 @@ struct PredicateParser {
     var token: Token = .end
     var argumentIndex = 0
     var depth = 0
+    /// Reading an `ObjectExpression`: `+ - * /` are operators, and a `-` before a digit is one
+    /// too (the parser makes it a negation).
+    var arithmetic = false
 
     init(format: String, arguments: [Any?]) {
         scalars = Array(format.unicodeScalars)
@@ -101,8 +104,8 @@ struct PredicateParser {
             token = c == "#" ? .identifier("#" + name) : .identifier(name)
             return
         }
-        // There is no arithmetic, so "-" before a digit always starts a negative number.
-        if ("0"..."9").contains(c) || (c == "-" && position + 1 < scalars.count && ("0"..."9").contains(scalars[position + 1])) {
+        // Predicates have no arithmetic, so there "-" before a digit always starts a negative number.
+        if ("0"..."9").contains(c) || (!arithmetic && c == "-" && position + 1 < scalars.count && ("0"..."9").contains(scalars[position + 1])) {
             var text = String(c)
             position += 1
             while position < scalars.count {
@@ -153,7 +156,8 @@ struct PredicateParser {
             return
         }
         let singles: Set<Unicode.Scalar> = ["=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]", "@"]
-        guard singles.contains(c) else { throw ObjectPredicateError.syntax(position: position, expected: "a token", found: "\"\(c)\"") }
+        let operators: Set<Unicode.Scalar> = ["+", "-", "*", "/"]
+        guard singles.contains(c) || (arithmetic && operators.contains(c)) else { throw ObjectPredicateError.syntax(position: position, expected: "a token", found: "\"\(c)\"") }
         position += 1
         token = .symbol(String(c))
     }

@@ -139,6 +139,19 @@ final class RowCache: Sendable {
         }
     }
 
+    /// Applies a batch request's commit (transaction `snapshot`): the rows of `changed` are
+    /// no longer cached (read again when next needed); past a few thousand, no row is.
+    func applyBatch(changed: [RowKey], snapshot: UInt64) {
+        guard changed.count <= 4_096 else {
+            state.withLock { state in
+                for key in state.entries.keys { state.entries[key]?.row = nil }
+                state.snapshot = max(state.snapshot, snapshot)
+            }
+            return
+        }
+        apply(written: [], deleted: changed, snapshot: snapshot)
+    }
+
     func noteRowsRead(_ count: Int) {
         guard count > 0 else { return }
         state.withLock { $0.statistics.rowsRead += UInt64(count) }

@@ -8,10 +8,13 @@ import Foundation
 /// `ObjectID`); an ordered inverse gets each new object appended, as `stopTime.stop = stop`
 /// does in a context. Every index, foreign-key entry and uniqueness constraint is maintained.
 ///
+/// With a `conflictRule` of `.update` or `.ignore`, an object whose values for a uniqueness
+/// constraint are already stored updates that object or gives way to it (an upsert: find or
+/// create in one request); the result then gives every object's ID, new or found.
+///
 /// The whole request is one transaction: it is stored completely or not at all. Contexts are
-/// not told (as in Core Data): objects they hold stay as they were until refreshed, and a
-/// context that had read a destination's to-many list sees the new members after
-/// `refresh(_:mergeChanges:)` or `reset()`.
+/// not told (as in Core Data): merge the result's `changes` into them with
+/// `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)`.
 ///
 /// ```swift
 /// var times = feed.stopTimes.makeIterator()
@@ -32,8 +35,28 @@ public struct BatchInsertRequest {
         case objectIDs
     }
 
+    /// What happens to an object whose values for the uniqueness constraint (`conflictConstraint`)
+    /// are those of a stored object, or of an earlier object of the same request.
+    public enum ConflictRule: Sendable {
+        /// The request fails with a `ValidationError` naming the object (the default).
+        case error
+        /// The stored object takes the values the new object sets (properties it does not set
+        /// keep theirs) and keeps its object ID and its relationships: an upsert, SQLite's
+        /// `INSERT … ON CONFLICT DO UPDATE`. Of several objects with the same values, the
+        /// last one's values win.
+        case update
+        /// The new object is dropped and the stored one left as it is (`ON CONFLICT DO
+        /// NOTHING`); of several objects with the same values, the first is kept.
+        case ignore
+    }
+
     public let entityName: String
     public var resultType: ResultType = .count
+    /// How a conflict on `conflictConstraint` is resolved.
+    public var conflictRule: ConflictRule = .error
+    /// The uniqueness constraint conflicts are found on, by its properties; nil: the entity's
+    /// only one (with `.update` or `.ignore`, an entity with several must name one).
+    public var conflictConstraint: [String]?
     let source: Source
 
     enum Source {
@@ -60,10 +83,20 @@ public struct BatchInsertRequest {
 
 /// What a batch insert stored.
 public struct BatchInsertResult: Sendable {
-    /// The number of objects inserted.
+    /// The number of objects of the request (inserted, updated and ignored).
     public let count: Int
-    /// Their IDs in insertion order, with `.objectIDs` as the result type; nil otherwise.
+    /// The ID of each object of the request, in order, with `.objectIDs` as the result type
+    /// (nil otherwise): the new object's, or the stored object's it updated or gave way to.
     public let objectIDs: [ObjectID]?
+    /// Objects stored as new ones.
+    public let insertedCount: Int
+    /// Objects whose values went to a stored object (`.update`).
+    public let updatedCount: Int
+    /// Objects dropped for a stored object (`.ignore`).
+    public let ignoredCount: Int
+    /// The objects inserted and the stored ones updated, for
+    /// `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)`.
+    public let changes: ObjectChanges
 }
 
 /// One object of a batch insert, filled by the request's handler. Problems (an unknown key, a

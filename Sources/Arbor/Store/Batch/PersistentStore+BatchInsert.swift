@@ -40,6 +40,7 @@ extension PersistentStore {
 
     func batchInsert(_ info: EntityInfo, _ request: BatchInsertRequest, chunkSize: Int = batchChunk) throws -> BatchInsertResult {
         guard !isReadOnly else { throw StoreError.readOnlyStore(path: path) }
+        let constraint = try ConflictResolver.constraint(of: info, request)
         let pull: (inout BatchInsertObject) throws -> Bool
         switch request.source {
         case .objects(let objects):
@@ -54,6 +55,8 @@ extension PersistentStore {
         }
         var count = 0
         var ids: [ObjectID]? = request.resultType == .objectIDs ? [] : nil
+        var inserted = ObjectIDSet(), updated: [ObjectID] = []
+        var insertedCount = 0, ignoredCount = 0
         // One object refilled for every row: its array of columns is cleared, not reallocated.
         var object = BatchInsertObject(info: info)
         do {
@@ -66,84 +69,139 @@ extension PersistentStore {
                 while !finished {
                     // Rows are complete and their references resolved here, so the writer
                     // numbers and writes them directly: no temporary IDs, no save request.
-                    var rows: [[ColumnValue]] = []
-                    rows.reserveCapacity(chunkSize)
+                    var chunk: [CompletedObject] = []
+                    chunk.reserveCapacity(chunkSize)
                     var failures: [ValidationFailure] = []
-                    while rows.count < max(chunkSize, 1) {
+                    while chunk.count < max(chunkSize, 1) {
                         object.reset()
                         guard try pull(&object) else {
                             finished = true
                             break
                         }
-                        rows.append(try complete(object, at: count, tx: tx, checker: &checker, failures: &failures))
+                        let completed = try complete(object, at: count, tx: tx, checker: &checker, failures: &failures)
+                        // Every object is new unless conflicts are resolved: its required values
+                        // are checked now, so all problems come in request order.
+                        if constraint == nil { failures.append(contentsOf: completed.missingValues(info, columns: completed.columns, id: nil)) }
+                        chunk.append(completed)
                         count += 1
                         if failures.count >= Self.batchFailureLimit { break }
                     }
                     if !failures.isEmpty { throw ValidationError(failures: failures) }
-                    guard !rows.isEmpty else { break }
+                    guard !chunk.isEmpty else { break }
+                    let chunkStart = count - chunk.count
+                    // Which objects are new, and which go to a stored object (or an earlier one).
+                    var resolver = ConflictResolver(store: self, tx: tx, info: info, index: constraint, rule: request.conflictRule)
+                    try resolver.resolve(chunk, firstIndex: chunkStart)
+                    if !resolver.failures.isEmpty { throw ValidationError(failures: resolver.failures) }
+                    writer.written = [:]
+                    for update in resolver.updates {
+                        try writer.writeRow(update.id, columns: update.columns, old: update.old)
+                        updated.append(update.id)
+                    }
+                    var rows = resolver.inserts.map(\.columns)
                     let firstKey = try writer.lastPrimaryKey(root: info.rootName) + 1
                     let rowCount = rows.count
                     do {
                         try writer.insertRows(&rows, of: info, firstKey: firstKey)
                     } catch var error as ValidationError {
-                        // Uniqueness: name the objects by their position, not a primary key.
-                        let chunkStart = count - rowCount
+                        // Uniqueness: name the new objects by their position, not a primary key.
                         for index in error.failures.indices {
                             guard let id = error.failures[index].objectID, id.info.rootName == info.rootName,
                                   id.primaryKey >= firstKey, id.primaryKey - firstKey < Int64(rowCount) else { continue }
-                            error.failures[index].batchIndex = chunkStart + Int(id.primaryKey - firstKey)
+                            error.failures[index].batchIndex = resolver.inserts[Int(id.primaryKey - firstKey)].batchIndex
                             error.failures[index].objectID = nil
                         }
                         throw error
                     }
-                    ids?.append(contentsOf: (0..<Int64(rowCount)).map { ObjectID(info: info, store: identifier, key: firstKey + $0) })
+                    insertedCount += rowCount
+                    ignoredCount += resolver.ignoredCount
+                    inserted.append(store: identifier, info: info, keys: (0..<Int64(rowCount)).map { firstKey + $0 })
+                    if ids != nil {
+                        for target in resolver.targets {
+                            switch target {
+                            case .inserted(let position): ids?.append(ObjectID(info: info, store: identifier, key: firstKey + Int64(position)))
+                            case .existing(let id): ids?.append(id)
+                            }
+                        }
+                    }
                 }
                 try tx.commit()
-                // New rows only: no cached row changed, the cache just moves to this snapshot.
-                rowCache.apply(written: [], deleted: [], snapshot: tx.transactionID)
+                // New rows are in no cache; updated ones are dropped from it.
+                rowCache.applyBatch(changed: updated.map(RowKey.init), snapshot: tx.transactionID)
             } catch {
                 tx.abort()
                 throw error
             }
         } catch { throw storeError(error, path: path) }
-        return BatchInsertResult(count: count, objectIDs: ids)
+        return BatchInsertResult(count: count, objectIDs: ids, insertedCount: insertedCount, updatedCount: count - insertedCount - ignoredCount,
+                                 ignoredCount: ignoredCount, changes: ObjectChanges(inserted: inserted, updated: ObjectIDSet(updated)))
     }
 
-    /// The object's full row: defaults for what it did not set, its problems (and missing
-    /// required values, references to rows that are not stored) appended to `failures`.
+    /// The object's full row: defaults for what it did not set, its problems (and references
+    /// to rows that are not stored) appended to `failures`. Required values are checked once
+    /// it is known whether the object is new (`ConflictResolver`).
     private func complete(_ object: BatchInsertObject, at index: Int, tx: WriteTransaction, checker: inout BatchReferenceChecker,
-                          failures: inout [ValidationFailure]) throws -> [ColumnValue] {
+                          failures: inout [ValidationFailure]) throws -> CompletedObject {
         let info = object.info
-        // A key with a problem already reported is not reported again as missing.
-        let reported = object.problems.isEmpty ? [] : Set(object.problems.map(\.key))
-        func fail(_ key: String, _ kind: ValidationFailureKind) {
-            guard !reported.contains(key) else { return }
-            failures.append(ValidationFailure(objectID: nil, entity: info.name, key: key, kind: kind, batchIndex: index))
-        }
+        // A key with a problem already reported is not reported again.
+        var reported = object.problems.isEmpty ? [] : Set(object.problems.map(\.key))
         for problem in object.problems {
             failures.append(ValidationFailure(objectID: nil, entity: info.name, key: problem.key, kind: problem.kind, batchIndex: index))
         }
         var columns = [ColumnValue](repeating: .null, count: info.columnCount)
+        var setSlots: [Int] = []
         for attribute in info.attributes {
-            var value = AttributeValue.null
-            if case .value(let set) = object.columns[attribute.slot] { value = set } else if let fallback = attribute.description.defaultValue { value = fallback }
-            if case .null = value, !attribute.description.isOptional { fail(attribute.description.name, .missingValue) }
-            columns[attribute.slot] = .value(value)
+            if case .value(let set) = object.columns[attribute.slot] {
+                columns[attribute.slot] = .value(set)
+                setSlots.append(attribute.slot)
+            } else if let fallback = attribute.description.defaultValue {
+                columns[attribute.slot] = .value(fallback)
+            }
         }
         for relationship in info.relationships where relationship.kind == .toOne {
-            switch object.columns[relationship.slot] ?? .value(.null) {
+            guard let set = object.columns[relationship.slot] else { continue }
+            setSlots.append(relationship.slot)
+            switch set {
             case .reference(let target):
                 if try checker.exists(target, in: self, tx: tx) {
                     columns[relationship.slot] = .reference(code: target.info.code, key: target.primaryKey)
-                } else {
-                    fail(relationship.description.name, .danglingReference(target))
+                } else if reported.insert(relationship.description.name).inserted {
+                    failures.append(ValidationFailure(objectID: nil, entity: info.name, key: relationship.description.name,
+                                                      kind: .danglingReference(target), batchIndex: index))
                 }
             case .value(let value):
-                if !relationship.description.isOptional { fail(relationship.description.name, .missingValue) }
                 columns[relationship.slot] = .value(value)
             }
         }
-        return columns
+        return CompletedObject(columns: columns, setSlots: setSlots, batchIndex: index, reported: reported)
+    }
+}
+
+/// One object of a batch insert with its full row.
+struct CompletedObject {
+    var columns: [ColumnValue]
+    /// The slots the object set itself (what an update of a stored object takes).
+    var setSlots: [Int]
+    /// Its position in the request.
+    var batchIndex: Int
+    /// Keys with a problem already reported.
+    var reported: Set<String>
+
+    /// Failures for required attributes and to-one relationships that are nil in `columns`
+    /// (of the object at `batchIndex`, or of the stored object `id` it updates).
+    func missingValues(_ info: EntityInfo, columns: [ColumnValue], id: ObjectID?) -> [ValidationFailure] {
+        var failures: [ValidationFailure] = []
+        func fail(_ key: String) {
+            guard !reported.contains(key) else { return }
+            failures.append(ValidationFailure(objectID: id, entity: info.name, key: key, kind: .missingValue, batchIndex: id == nil ? batchIndex : nil))
+        }
+        for attribute in info.attributes where !attribute.description.isOptional && columns[attribute.slot].isNull {
+            fail(attribute.description.name)
+        }
+        for relationship in info.relationships where relationship.kind == .toOne && !relationship.description.isOptional {
+            if columns[relationship.slot].isNull { fail(relationship.description.name) }
+        }
+        return failures
     }
 }
 
@@ -163,11 +221,10 @@ struct BatchReferenceChecker {
 extension SaveWriter {
     /// Writes `rows` of `info` (complete, references resolved; emptied as they are written) as new rows numbered from
     /// `firstKey` (the hierarchy's next primary key), with their index entries; checks unique
-    /// indexes and stores the advanced counter.
+    /// indexes (for these rows and the others in `written`) and stores the advanced counter.
     /// - Throws: `ValidationError` naming the new rows (by primary key) that break a unique
     ///   index; storage errors.
     func insertRows(_ rows: inout [[ColumnValue]], of info: EntityInfo, firstKey: Int64) throws {
-        written = [:]
         orderAssignments = [:]
         let (lastKey, overflow) = firstKey.addingReportingOverflow(Int64(rows.count) - 1)
         guard firstKey > 0, !overflow else {

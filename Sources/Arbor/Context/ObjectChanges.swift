@@ -1,0 +1,191 @@
+import Foundation
+
+/// A set of object IDs kept as sorted primary keys per store and entity: 8 bytes an object, so
+/// that a batch request changing millions of rows can say which.
+public struct ObjectIDSet: Sequence, Sendable {
+    struct Group: Sendable {
+        let store: UUID
+        let info: EntityInfo
+        /// Ascending, without repeats.
+        var keys: [Int64]
+    }
+
+    private(set) var groups: [Group] = []
+
+    public init() {}
+
+    /// The set of `ids` (temporary IDs included as they are).
+    public init<S: Sequence>(_ ids: S) where S.Element == ObjectID {
+        var byGroup: [String: (store: UUID?, info: EntityInfo, keys: [Int64])] = [:]
+        var temporary: [ObjectID] = []
+        for id in ids {
+            guard let store = id.storeIdentifier else {
+                temporary.append(id)
+                continue
+            }
+            byGroup["\(store)/\(id.info.name)", default: (store, id.info, [])].keys.append(id.primaryKey)
+        }
+        for (store, info, keys) in byGroup.values.sorted(by: { $0.info.name < $1.info.name }) {
+            if let store { append(store: store, info: info, keys: keys) }
+        }
+        // Temporary IDs name no row; they are kept only so `contains` answers for them.
+        self.temporary = Set(temporary)
+    }
+
+    private var temporary: Set<ObjectID> = []
+
+    /// Adds `keys` of `info`'s rows in `store` (in any order, repeats allowed).
+    mutating func append(store: UUID, info: EntityInfo, keys: [Int64]) {
+        guard !keys.isEmpty else { return }
+        var sorted = keys
+        if zip(sorted, sorted.dropFirst()).contains(where: { $0 >= $1 }) {
+            sorted.sort()
+            var unique: [Int64] = []
+            unique.reserveCapacity(sorted.count)
+            for key in sorted where unique.last != key { unique.append(key) }
+            sorted = unique
+        }
+        if let index = groups.firstIndex(where: { $0.store == store && $0.info === info }) {
+            groups[index].keys = Self.merged(groups[index].keys, sorted)
+        } else {
+            groups.append(Group(store: store, info: info, keys: sorted))
+        }
+    }
+
+    private static func merged(_ a: [Int64], _ b: [Int64]) -> [Int64] {
+        var result: [Int64] = []
+        result.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            let next: Int64
+            if j >= b.count || (i < a.count && a[i] <= b[j]) { next = a[i]; i += 1 } else { next = b[j]; j += 1 }
+            if result.last != next { result.append(next) }
+        }
+        return result
+    }
+
+    /// The number of IDs.
+    public var count: Int { groups.reduce(temporary.count) { $0 + $1.keys.count } }
+    public var isEmpty: Bool { count == 0 }
+
+    /// Whether `id` is in the set.
+    /// - Complexity: O(log n).
+    public func contains(_ id: ObjectID) -> Bool {
+        guard let store = id.storeIdentifier else { return temporary.contains(id) }
+        for group in groups where group.store == store && (group.info === id.info || group.info.name == id.info.name) {
+            var low = 0, high = group.keys.count
+            while low < high {
+                let middle = (low + high) >> 1
+                if group.keys[middle] < id.primaryKey { low = middle + 1 } else { high = middle }
+            }
+            return low < group.keys.count && group.keys[low] == id.primaryKey
+        }
+        return false
+    }
+
+    public func makeIterator() -> AnyIterator<ObjectID> {
+        var groupIndex = 0, keyIndex = 0
+        var rest = temporary.makeIterator()
+        return AnyIterator {
+            while groupIndex < groups.count {
+                let group = groups[groupIndex]
+                if keyIndex < group.keys.count {
+                    defer { keyIndex += 1 }
+                    return ObjectID(info: group.info, store: group.store, key: group.keys[keyIndex])
+                }
+                groupIndex += 1
+                keyIndex = 0
+            }
+            return rest.next()
+        }
+    }
+
+    /// Whether an ID of an entity in the hierarchy rooted at `root` (a code) may be in the set.
+    func hasHierarchy(_ root: UInt16) -> Bool {
+        groups.contains { $0.info.rootCode == root } || temporary.contains { $0.info.rootCode == root }
+    }
+}
+
+/// What a batch request (or another process's save) inserted, updated and deleted, by ID:
+/// Core Data's remote-change dictionary, for `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)`.
+public struct ObjectChanges: Sendable {
+    public var inserted: ObjectIDSet
+    public var updated: ObjectIDSet
+    public var deleted: ObjectIDSet
+
+    public init(inserted: ObjectIDSet = ObjectIDSet(), updated: ObjectIDSet = ObjectIDSet(), deleted: ObjectIDSet = ObjectIDSet()) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
+    /// The changes a context's save reported.
+    public init(_ save: ContextDidSave) {
+        self.init(inserted: ObjectIDSet(save.inserted), updated: ObjectIDSet(save.updated), deleted: ObjectIDSet(save.deleted))
+    }
+
+    /// The number of objects named (an object may be named twice).
+    public var count: Int { inserted.count + updated.count + deleted.count }
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+extension ManagedObjectContext {
+    /// Brings changes made outside every context — by batch requests, or saved by another
+    /// process — into `contexts` (Core Data's `mergeChanges(fromRemoteContextSave:into:)`),
+    /// each on its own queue (waiting for it): registered objects that were updated are
+    /// refreshed (their unsaved changes kept on top), deleted ones are dropped from the context,
+    /// to-many relationships that may have gained or lost members are read again when next
+    /// used, and fetched results controllers report the changes.
+    /// - Complexity: O(registered objects + changes) per context.
+    public static func mergeChanges(fromRemoteContextSave changes: ObjectChanges, into contexts: [ManagedObjectContext]) {
+        for context in contexts { context.performAndWait { context.merge(changes) } }
+    }
+
+    /// `mergeChanges(fromRemoteContextSave:into:)` for one context, on its queue.
+    func merge(_ changes: ObjectChanges) {
+        guard !changes.isEmpty else { return }
+        let objects = liveRegisteredObjects
+        // Walk whichever side is smaller: the registered objects or the named IDs.
+        if objects.count <= changes.deleted.count + changes.updated.count {
+            for object in objects {
+                if changes.deleted.contains(object.objectID) {
+                    detach(object)
+                    object.isFaultState = true
+                } else if changes.updated.contains(object.objectID) {
+                    refresh(object, mergeChanges: true)
+                }
+            }
+        } else {
+            for id in changes.deleted {
+                guard let object = registeredObject(for: id) else { continue }
+                detach(object)
+                object.isFaultState = true
+            }
+            for id in changes.updated { if let object = registeredObject(for: id) { refresh(object, mergeChanges: true) } }
+        }
+        // Any object of a changed hierarchy may have joined or left a to-many list (a new stop
+        // time, a deleted one, one moved to another stop): such lists are read again.
+        var roots: Set<UInt16> = []
+        for set in [changes.inserted, changes.updated, changes.deleted] {
+            for group in set.groups { roots.insert(group.info.rootCode) }
+        }
+        for object in objects where object.managedObjectContext === self {
+            for relationship in object.info.relationships where relationship.kind != .toOne {
+                guard let destination = model?.info(named: relationship.destinationName), roots.contains(destination.rootCode),
+                      object.toMany[relationship.slot] != nil else { continue }
+                rereadMembers(object, slot: relationship.slot)
+                notice(object)
+            }
+        }
+        if changes.count > Self.mergeListLimit {
+            noticeEverything()
+            processPendingChanges()
+        } else {
+            noticeMerged(Set(changes.inserted).union(changes.updated).union(changes.deleted), permanentIDs: [:])
+        }
+    }
+
+    /// Above this many changed objects, observers (fetched results controllers) are told to
+    /// start over rather than given every ID.
+    static let mergeListLimit = 10_000
+}
