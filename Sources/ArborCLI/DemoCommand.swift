@@ -134,7 +134,7 @@ struct DemoCommand: ParsableCommand {
         var found: [Stop] = []
         elapsed = try Self.time {
             let request = try TransitQueries.nameRequest(prefix: "u gorli")
-            found = try context.fetch(request, as: Stop.self)
+            found = Array(try context.fetch(request, as: Stop.self))
             statistics = try context.explain(request)
         }
         recorder.say("")

@@ -54,7 +54,8 @@ public enum TransitQueries {
     }
 
     /// The stops within `meters` of `point` (great-circle distance), nearest first.
-    public static func within(_ meters: Double, of point: (latitude: Double, longitude: Double), _ stops: [Stop]) -> [(stop: Stop, meters: Double)] {
+    public static func within<Stops: Sequence<Stop>>(_ meters: Double, of point: (latitude: Double, longitude: Double),
+                                                     _ stops: Stops) -> [(stop: Stop, meters: Double)] {
         stops.compactMap { stop -> (Stop, Double)? in
             guard let latitude = stop.latitude, let longitude = stop.longitude else { return nil }
             let distance = self.distance(point, (latitude, longitude))

@@ -84,11 +84,64 @@ struct BatchedFetchTests {
             let extra = StopTime(context: context)
             extra.departureTime = Date(timeIntervalSince1970: 5000)
             extra.arrivalTime = extra.departureTime
-            let expected = try context.fetch(request, as: StopTime.self).map(\.objectID)
+            var unbatched = request
+            unbatched.fetchBatchSize = 0
+            let expected = try context.fetch(unbatched, as: StopTime.self).map(\.objectID)
             let batched = try context.fetchResults(request, as: StopTime.self)
             #expect(batched.map(\.objectID) == expected)
             #expect(batched.first === extra)
             #expect(batched.count == 201)
+        }
+    }
+
+    @Test("fetch honours fetchBatchSize: keys at once, objects a batch at a time, as Core Data's executeFetchRequest")
+    func fetchIsBatched() throws {
+        let stack = try TestStack()
+        try Self.seed(stack, times: 500)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime", predicate: try ObjectPredicate(format: "stop.identifier IN {1, 2, 3}"))
+            request.fetchBatchSize = 20
+            request.relationshipKeyPathsForPrefetching = ["stop"]
+            let results = try context.fetch(request, as: StopTime.self)
+            #expect(results.count == 150)
+            #expect(results.batchesLoaded == 0 && context.registeredObjects.isEmpty)
+            stack.store.resetStatistics()
+            #expect(results[25].stop?.identifier ?? -1 >= 1)
+            #expect(results.batchesLoaded == 1)
+            // The batch arrived filled, with its stops prefetched: no fault fired.
+            #expect(stack.store.statistics.faultsFired == 0)
+            #expect(Set(results.map { $0.stop?.identifier ?? -1 }) == [1, 2, 3])
+            let untyped = try context.fetch(request)
+            #expect(untyped.map(\.objectID) == results.map(\.objectID))
+        }
+    }
+
+    @Test("includesPropertyValues = false: faults, and no row read when the search answers alone")
+    func withoutPropertyValues() throws {
+        let stack = try TestStack()
+        try Self.seed(stack, times: 300)
+        let context = stack.context()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "identifier IN {1, 3, 5, 70}"))
+            request.includesPropertyValues = false
+            request.returnsObjectsAsFaults = false  // ignored without property values
+            stack.store.resetStatistics()
+            let stops = try context.fetch(request, as: Stop.self)
+            #expect(stops.count == 3 && stops.allSatisfy(\.isFault))
+            #expect(stack.store.statistics.rowsRead == 0)
+            #expect(Set(stops.map(\.identifier)) == [1, 3, 5])  // faults fire on access
+            // A condition the index cannot answer is still evaluated on the rows.
+            request.predicate = try ObjectPredicate(format: "identifier IN {1, 3, 5} AND name ENDSWITH '3'")
+            stack.store.resetStatistics()
+            #expect(try context.fetch(request, as: Stop.self).map(\.identifier) == [3])
+            #expect(stack.store.statistics.rowsRead > 0)
+            // Every stop time, without a predicate: keys only.
+            var all = FetchRequest(entityName: "StopTime")
+            all.includesPropertyValues = false
+            stack.store.resetStatistics()
+            #expect(try context.fetch(all).count == 300)
+            #expect(stack.store.statistics.rowsRead == 0)
         }
     }
 }

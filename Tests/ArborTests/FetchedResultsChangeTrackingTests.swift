@@ -156,7 +156,7 @@ struct FetchedResultsChangeTrackingTests {
                 let received = Locked<[ContextDidSave]>([])
                 let observation = stack.coordinator.addDidSaveObserver { notification in received.withLock { $0.append(notification) } }
                 try writer.performAndWait {
-                    let stops = try writer.fetch(stopRequest, as: Stop.self)
+                    let stops = Array(try writer.fetch(stopRequest, as: Stop.self))
                     let times = try writer.fetch(request, as: StopTime.self)
                     if let time = times.randomElement(using: &random), random.next() % 2 == 0 {
                         time.departureTime = Date(timeIntervalSince1970: Double(random.next() % 20) * 60)
@@ -171,7 +171,7 @@ struct FetchedResultsChangeTrackingTests {
                 }
             } else {
                 try view.performAndWait {
-                    let stops = try view.fetch(stopRequest, as: Stop.self)
+                    let stops = Array(try view.fetch(stopRequest, as: Stop.self))
                     let times = try view.fetch(request, as: StopTime.self)
                     let pick = times.isEmpty ? nil : times[Int(random.next() % UInt64(times.count))]
                     switch operation {

@@ -57,6 +57,6 @@ extension ManagedObjectContext {
         request.returnsObjectsAsFaults = false
         let objects = try fetch(request, as: type)
         #expect(objects.allSatisfy { !$0.isFault }, "a fetched object arrived as a fault")
-        return objects
+        return Array(objects)
     }
 }

@@ -25,7 +25,9 @@ public struct FetchRequest: Sendable {
     /// 0: no limit.
     public var fetchLimit = 0
     public var fetchOffset = 0
-    /// Above 0: `fetchResults` materializes objects this many at a time.
+    /// Above 0: `fetch` returns a batched collection that reads and materializes objects this
+    /// many at a time as they are accessed (only the matching rows' keys are kept until then),
+    /// with at most a few batches alive (least recently used first out).
     public var fetchBatchSize = 0
     /// Whether objects of sub-entities are included (the default).
     public var includesSubentities = true
@@ -33,6 +35,10 @@ public struct FetchRequest: Sendable {
     public var includesPendingChanges = true
     /// false: fetched objects arrive with their data loaded (no fault fires on first access).
     public var returnsObjectsAsFaults = true
+    /// false: the objects arrive as faults and their rows are not read when the search answers
+    /// the predicate by itself (an index range, no sort): IDs only, as for a delete or a count
+    /// (Core Data's `includesPropertyValues`; `returnsObjectsAsFaults` is then ignored).
+    public var includesPropertyValues = true
     public var resultType: ResultType = .managedObjects
     /// Relationship key paths (`stop`, `stopTimes`, `stop.parent`) whose objects are loaded with
     /// the results, a batch of lookups per step instead of one fault per object.

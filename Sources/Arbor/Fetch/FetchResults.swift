@@ -1,82 +1,34 @@
 import ArborEngine
 import Foundation
 
-/// A fetched object as 16 bytes: enough to rebuild its ID from a list of stores and a list of
-/// unsaved objects' IDs.
-struct CompactObjectID: Hashable {
-    var key: Int64
-    var code: UInt16
-    /// Index in the stores, or -1 for an unsaved object (then `key` indexes the unsaved IDs).
-    var store: Int32
-
-    /// The full ID (an unknown entity code gives a stand-in entity, whose reads fail as such).
-    func objectID(stores: [PersistentStore], unsaved: [ObjectID], model: ManagedObjectModel) -> ObjectID {
-        if store < 0 { return unsaved[Int(key)] }
-        let info = model.infosByCode[code] ?? EntityInfo.unknown(ManagedObject.self)
-        return ObjectID(info: info, store: stores[Int(store)].identifier, key: key)
-    }
-}
-
-/// The IDs of a batched result: 8 bytes each (the key) while every ID has the same entity and
-/// store, as almost always; the entity code and store of each are kept only once they differ.
-/// 3,000,000 results then take 23 MiB, not 46.
-struct CompactObjectIDList: RandomAccessCollection {
-    private struct Tag: Equatable {
-        var code: UInt16
-        var store: Int32
-    }
-
-    private var keys = ContiguousArray<Int64>()
-    private var common: Tag?
-    private var tags: ContiguousArray<Tag>?
-
-    init() {}
-
-    init<S: Sequence>(_ ids: S) where S.Element == CompactObjectID {
-        for id in ids { append(id) }
-    }
-
-    var startIndex: Int { 0 }
-    var endIndex: Int { keys.count }
-
-    subscript(position: Int) -> CompactObjectID {
-        let tag = tags?[position] ?? common ?? Tag(code: 0, store: -1)
-        return CompactObjectID(key: keys[position], code: tag.code, store: tag.store)
-    }
-
-    mutating func append(_ id: CompactObjectID) {
-        let tag = Tag(code: id.code, store: id.store)
-        if tags == nil {
-            if keys.isEmpty {
-                common = tag
-            } else if common != tag {
-                tags = ContiguousArray(repeating: common ?? tag, count: keys.count)
-            }
-        }
-        tags?.append(tag)
-        keys.append(id.key)
-    }
-}
-
-/// The result of a batched fetch (Core Data's batch-faulting array): a random-access collection
-/// whose count is known at once — only row keys were read — and whose objects are materialized
-/// a batch at a time around the position accessed. At most `maximumBatches` batches stay
-/// materialized (least recently used first out), so iterating millions of objects keeps memory
-/// bounded. Use it on the context's queue, like the objects it returns.
+/// The objects a fetch returns (Core Data's fetch result array): a random-access collection,
+/// use it on the context's queue like the objects in it.
+///
+/// Without a `fetchBatchSize`, every object is made by the fetch. With one, only the matching
+/// rows' keys are kept — the count is known at once — and objects are materialized a batch at a
+/// time around the position accessed; at most `maximumBatches` batches stay materialized (least
+/// recently used first out), so iterating millions of objects keeps memory bounded.
 public final class FetchResults<Element: ManagedObject>: RandomAccessCollection {
     typealias CompactID = CompactObjectID
 
     public let startIndex = 0
-    public var endIndex: Int { ids.count }
+    public var endIndex: Int { loaded?.count ?? ids.count }
+    /// Objects materialized at once (the whole result when the request had no batch size).
     public let batchSize: Int
     /// How many batches stay materialized.
     public let maximumBatches: Int
 
+    /// Every object, when the fetch made them all: indexed without a batch lookup.
+    @usableFromInline let loaded: [Element]?
     let ids: CompactObjectIDList
     let stores: [PersistentStore]
     let unsaved: [ObjectID]
     let model: ManagedObjectModel
     let context: ManagedObjectContext
+    /// Whether a batch's objects are filled with their rows as it is materialized.
+    let fillsBatches: Bool
+    /// Relationship key paths whose objects each batch loads with it.
+    let prefetchPaths: [[String]]
     private var batches: [Int: [ManagedObject]] = [:]
     private var recentBatches: [Int] = []
     /// The most recently used batch, also in `batches`: consecutive accesses skip the lookup.
@@ -84,8 +36,10 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
     /// Batches materialized so far (for tests and tuning).
     public private(set) var batchesLoaded = 0
 
+    /// A batched result over `ids`.
     init(ids: CompactObjectIDList, stores: [PersistentStore], unsaved: [ObjectID], model: ManagedObjectModel,
-         context: ManagedObjectContext, batchSize: Int, maximumBatches: Int = 4) {
+         context: ManagedObjectContext, batchSize: Int, maximumBatches: Int = 4, fillsBatches: Bool = true, prefetchPaths: [[String]] = []) {
+        loaded = nil
         self.ids = ids
         self.stores = stores
         self.unsaved = unsaved
@@ -93,14 +47,39 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
         self.context = context
         self.batchSize = Swift.max(batchSize, 1)
         self.maximumBatches = Swift.max(maximumBatches, 1)
+        self.fillsBatches = fillsBatches
+        self.prefetchPaths = prefetchPaths
+    }
+
+    /// A result whose objects are all made.
+    init(objects: [Element], context: ManagedObjectContext) {
+        loaded = objects
+        ids = CompactObjectIDList()
+        stores = []
+        unsaved = []
+        model = context.model ?? ManagedObjectModel.empty
+        self.context = context
+        batchSize = Swift.max(objects.count, 1)
+        maximumBatches = 1
+        fillsBatches = false
+        prefetchPaths = []
     }
 
     /// The ID at `position`, without materializing anything.
     public func objectID(at position: Int) -> ObjectID {
-        ids[position].objectID(stores: stores, unsaved: unsaved, model: model)
+        if let loaded { return loaded[position].objectID }
+        return ids[position].objectID(stores: stores, unsaved: unsaved, model: model)
     }
 
+    @inlinable
     public subscript(position: Int) -> Element {
+        if let loaded { return loaded[position] }
+        return batched(position)
+    }
+
+    /// The object at `position` of a batched result.
+    @usableFromInline
+    func batched(_ position: Int) -> Element {
         let batch = position / batchSize
         let objects = materialize(batch)
         let object = objects[position - batch * batchSize]
@@ -126,11 +105,14 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
         }
         let range = (batch * batchSize)..<Swift.min((batch + 1) * batchSize, ids.count)
         let objects = range.map { context.object(with: objectID(at: $0)) }
-        var byStore: [Int: [ManagedObject]] = [:]
-        for (offset, object) in objects.enumerated() where object.isFaultState && ids[range.lowerBound + offset].store >= 0 {
-            byStore[Int(ids[range.lowerBound + offset].store), default: []].append(object)
+        if fillsBatches {
+            var byStore: [Int: [ManagedObject]] = [:]
+            for (offset, object) in objects.enumerated() where object.isFaultState && ids[range.lowerBound + offset].store >= 0 {
+                byStore[Int(ids[range.lowerBound + offset].store), default: []].append(object)
+            }
+            for (index, faults) in byStore { context.fill(faults, from: stores[index]) }
         }
-        for (index, faults) in byStore { context.fill(faults, from: stores[index]) }
+        for path in prefetchPaths { context.prefetch(objects, path: path) }
         batches[batch] = objects
         recentBatches.append(batch)
         batchesLoaded += 1
@@ -180,11 +162,14 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Fetches `request` as a batched collection when its `fetchBatchSize` is above 0 (all
-    /// objects in one batch otherwise). Only the matching rows' keys are kept until a batch is
-    /// accessed.
-    /// - Throws: as `fetch`.
+    /// `fetch(_:as:)`, by its earlier name.
     public func fetchResults<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> FetchResults<T> {
+        try fetch(request, as: type)
+    }
+
+    /// `request` as a batched collection (`fetchBatchSize` above 0): only the matching rows'
+    /// keys are kept until a batch is accessed.
+    func batchedResults<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> FetchResults<T> {
         guard let coordinator = persistentStoreCoordinator, let model else { throw ContextError.noPersistentStore }
         let stores = coordinator.persistentStores
         var ids = CompactObjectIDList()
@@ -208,8 +193,9 @@ extension ManagedObjectContext {
                 }
             }
         }
-        let batchSize = request.fetchBatchSize > 0 ? request.fetchBatchSize : max(ids.count, 1)
-        return FetchResults(ids: ids, stores: stores, unsaved: unsaved, model: model, context: self, batchSize: batchSize)
+        return FetchResults(ids: ids, stores: stores, unsaved: unsaved, model: model, context: self, batchSize: request.fetchBatchSize,
+                            fillsBatches: request.includesPropertyValues,
+                            prefetchPaths: request.relationshipKeyPathsForPrefetching.map { $0.split(separator: ".").map(String.init) })
     }
 }
 

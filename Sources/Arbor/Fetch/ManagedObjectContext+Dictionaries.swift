@@ -199,7 +199,7 @@ extension ManagedObjectContext {
     /// Runs `request` and returns the kind of result its `resultType` asks for.
     public func executeFetch(_ request: FetchRequest) throws -> FetchResultValue {
         switch request.resultType {
-        case .managedObjects: return .managedObjects(try fetch(request))
+        case .managedObjects: return .managedObjects(try fetchObjects(request))
         case .objectIDs: return .objectIDs(try fetchObjectIDs(request))
         case .count: return .count(try count(for: request))
         case .dictionaries: return .dictionaries(try fetchDictionaries(request))

@@ -9,9 +9,26 @@ extension ManagedObjectContext {
     /// inserts, updates and deletes are reflected first, then sort, offset and limit apply.
     /// - Throws: `ContextError.unknownEntity`, `ObjectPredicateError` (unknown key, type mismatch),
     ///   store errors.
-    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+    ///
+    /// With a `fetchBatchSize`, the result holds only the matching rows' keys and materializes
+    /// objects a batch at a time as they are accessed (see `FetchResults`).
+    /// - Complexity: the search, O(log n + rows examined); then O(1) per object, made when the
+    ///   fetch runs (no batch size) or when its batch is first accessed.
+    public func fetch(_ request: FetchRequest) throws -> FetchResults<ManagedObject> {
+        if request.fetchBatchSize > 0 { return try batchedResults(request, as: ManagedObject.self) }
+        return FetchResults(objects: try fetchObjects(request), context: self)
+    }
+
+    /// Typed `fetch`: the objects of `request` as `T` (objects of other classes are skipped).
+    public func fetch<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> FetchResults<T> {
+        if request.fetchBatchSize > 0 { return try batchedResults(request, as: type) }
+        return FetchResults(objects: try fetchObjects(request, as: type), context: self)
+    }
+
+    /// Every object of `request` at once.
+    func fetchObjects(_ request: FetchRequest) throws -> [ManagedObject] {
         let (entries, _) = try execute(request)
-        let fill = !request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty
+        let fill = request.includesPropertyValues && (!request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty)
         // Room for every object up front: the identity map would otherwise rehash as it grows.
         registered.reserveCapacity(registered.count + entries.count)
         // Rows come store by store: the store of the previous entry is looked up once.
@@ -62,11 +79,11 @@ extension ManagedObjectContext {
         prefetch(related, path: Array(path.dropFirst()))
     }
 
-    /// Typed `fetch`: the objects of `request` as `T` (objects of other classes are skipped).
-    public func fetch<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+    /// `fetchObjects(_:)` as `T` (objects of other classes are skipped).
+    func fetchObjects<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
         // A plain loop over the concrete array: `compactMap` runs unspecialized here (T is
         // generic) and cost about 1,300 instructions an object in its iterator and metadata.
-        let objects = try fetch(request)
+        let objects = try fetchObjects(request)
         var typed: [T] = []
         typed.reserveCapacity(objects.count)
         for object in objects {
@@ -76,14 +93,19 @@ extension ManagedObjectContext {
     }
 
     /// The IDs of the objects that match `request`, without instantiating objects.
+    /// Rows the search answers by key alone are not read.
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ObjectID] {
-        try execute(request).entries.map(\.id)
+        var ids = request
+        ids.includesPropertyValues = false
+        return try execute(ids).entries.map(\.id)
     }
 
-    /// The number of objects `request` would return.
+    /// The number of objects `request` would return. Rows the search answers by key alone
+    /// are not read.
     public func count(for request: FetchRequest) throws -> Int {
         var counting = request
         counting.sortDescriptors = []
+        counting.includesPropertyValues = false
         return try execute(counting).entries.count
     }
 
@@ -128,7 +150,8 @@ extension ManagedObjectContext {
         }
         for store in stores {
             let (rows, stats) = try store.fetchRows(info, predicate: storePredicate, includesSubentities: request.includesSubentities,
-                                                    keyPaths: keyPaths, ordered: ordered, limit: limit, onProgress: onProgress)
+                                                    keyPaths: keyPaths, ordered: ordered, limit: limit, onProgress: onProgress,
+                                                    needsRows: request.includesPropertyValues && request.resultType != .objectIDs && request.resultType != .count)
             // One store (the common case) hands its array over instead of copying it.
             if entries.isEmpty { entries = rows } else { entries.append(contentsOf: rows) }
             statistics.append(stats)

@@ -90,10 +90,13 @@ extension PersistentStore {
     /// answered by walking an index on that attribute in sort order, stopping once `count` rows
     /// matched (and the rows tied with the last one are in). With `limit` (no sort), the walk
     /// stops once that many rows matched.
+    /// Without `needsRows`, a row the search answers by its key alone (no residual, no key
+    /// path to follow) is not read: its `FetchedRow` has no row.
     func fetchRows(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
                    ordered: (attribute: String, ascending: Bool, count: Int)? = nil, limit: Int? = nil,
-                   onProgress: ((Int) throws -> Void)? = nil) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
+                   onProgress: ((Int) throws -> Void)? = nil, needsRows: Bool = true) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
         let found = FetchAccumulator()
+        found.needsRows = needsRows
         let statistics = try walkMatches(info, predicate: predicate, includesSubentities: includesSubentities, keyPaths: keyPaths,
                                          ordered: ordered, limit: limit, onProgress: onProgress, into: found, transaction: nil)
         // Moved out, so the caller holds the only reference (appending then copies nothing).
@@ -110,6 +113,7 @@ extension PersistentStore {
                       in tx: Transaction) throws -> [(key: Int64, code: UInt16)] {
         let found = FetchAccumulator()
         found.keysOnly = true
+        found.needsRows = false
         _ = try walkMatches(info, predicate: predicate, includesSubentities: includesSubentities, keyPaths: [],
                             ordered: nil, limit: nil, onProgress: nil, into: found, transaction: tx)
         return found.keys
@@ -156,12 +160,32 @@ extension PersistentStore {
         // index answers the rest) is checked before the row is read: only matches are read.
         // Not when other conditions remain: cheap column checks should still go first.
         let rowFree = residual?.readsOnlyToMany(of: info) ?? false
+        // Nothing to evaluate or follow: the key says which rows match, and the row is read
+        // only when asked for.
+        let keysSuffice = !found.needsRows && residual == nil && keyPaths.isEmpty
         // Counts and rows in a class (`found`): the per-entry closures below would otherwise
         // capture variables, and each access to one costs a run-time exclusivity check.
         do {
             func read(_ tx: Transaction) throws {
                 if transaction == nil { rowCache.observe(snapshot: tx.snapshotID) }
                 var evaluator = PredicateEvaluator(resolver: RowResolver(store: self, tx: tx))
+                /// Adds the row `key` of entity `code` without reading it (`keysSuffice`):
+                /// whether it is of the fetched entities.
+                @discardableResult
+                func considerKey(_ key: Int64, code: UInt16) throws -> Bool {
+                    found.examined += 1
+                    found.unread += 1
+                    let concrete: EntityInfo
+                    if code == info.code {
+                        concrete = info
+                    } else if includesSubentities && info.descendantCodes.contains(code), let sub = model.infosByCode[code] {
+                        concrete = sub
+                    } else {
+                        return false
+                    }
+                    found.append(FetchedRow(id: ObjectID(info: concrete, store: identifier, key: key), row: nil, values: []))
+                    return true
+                }
                 /// Whether the row matched (and was added to the result).
                 /// `checked`: the residual already held (a row-free residual, checked before the read).
                 @discardableResult
@@ -196,7 +220,14 @@ extension PersistentStore {
                         guard let pk = IndexKeys.trailingKey(key) else {
                             throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key")
                         }
-                        try consider(pk, try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)"))
+                        if keysSuffice {
+                            guard let code = RowCodec.entityCode(ofRow: value) else {
+                                throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
+                            }
+                            try considerKey(pk, code: code)
+                        } else {
+                            try consider(pk, try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)"))
+                        }
                         return true
                     }
                 case .index(let index, let ranges):
@@ -271,6 +302,14 @@ extension PersistentStore {
                             throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                         }
                         if seen != nil, seen?.insert(pk).inserted == false { return true }
+                        if keysSuffice {
+                            if try considerKey(pk, code: code) {
+                                matched += 1
+                                if let limit, matched >= limit { return false }
+                            }
+                            filterSet?.examined = found.examined + skipped
+                            return true
+                        }
                         var checked = false
                         if rowFree, let residual, let concrete = model.infosByCode[code] {
                             let subject = RowSubject(subjectID: ObjectID(info: concrete, store: identifier, key: pk), entity: concrete,
@@ -304,7 +343,7 @@ extension PersistentStore {
             }
             if let transaction { try read(transaction) } else { try database.view(read) }
         } catch { throw storeError(error, path: path) }
-        rowCache.noteRowsRead(found.examined)
+        rowCache.noteRowsRead(found.examined - found.unread)
         let examined = found.examined, matched = found.matched
         return FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched,
                                suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
@@ -364,6 +403,10 @@ final class FetchAccumulator {
     /// With `keysOnly`: the key and entity code of each row that met the predicate, instead of `rows`.
     @exclusivity(unchecked) var keys: [(key: Int64, code: UInt16)] = []
     @exclusivity(unchecked) var keysOnly = false
+    /// Entries taken by their key alone, without reading their rows.
+    @exclusivity(unchecked) var unread = 0
+    /// Whether rows are wanted with their keys (see `fetchRows`'s `needsRows`).
+    @exclusivity(unchecked) var needsRows = true
     /// How many rows met the predicate.
     @exclusivity(unchecked) private(set) var matched = 0
 
