@@ -16,6 +16,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ArborEngine", package: "Arbor"),
                 .product(name: "Arbor", package: "Arbor"),
+                .product(name: "ArborTransit", package: "Arbor"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

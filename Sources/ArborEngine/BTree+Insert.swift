@@ -260,7 +260,11 @@ extension WriteTransaction {
             return max(minIndex, index)
         }
         prefix = sizes[0..<minIndex].reduce(0, +)
-        while index < maxIndex && prefix + sizes[index] <= total / 2 {
+        // Two halves, or for a node several pages large (a leaf that took many changes at
+        // once, `apply`) pieces about seven-eighths full.
+        let fill = capacity * 7 / 8
+        let target = total <= 2 * capacity ? total / 2 : total / ((total + fill - 1) / fill)
+        while index < maxIndex && prefix + sizes[index] <= target {
             prefix += sizes[index]
             index += 1
         }

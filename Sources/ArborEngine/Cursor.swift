@@ -189,8 +189,8 @@ public final class Cursor {
     /// - Complexity: O(log n) for the first range, then O(log b) for a range starting in the
     ///   leaf where the previous one ended (b entries per page), O(log n) otherwise; amortized
     ///   O(1) per entry visited.
-    public func scan<Ranges: Sequence<KeyRange>>(_ ranges: Ranges, reverse: Bool = false, filter: (any ScanKeyFilter)? = nil,
-                                                 _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+    public func scan(_ ranges: [KeyRange], reverse: Bool = false, filter: (any ScanKeyFilter)? = nil,
+                     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
         var stopped = false
         for range in ranges {
             try scan(in: range, reverse: reverse, filter: filter) { key, value in

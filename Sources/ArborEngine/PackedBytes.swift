@@ -58,10 +58,10 @@ struct PackedBytes {
     // MARK: Search (the strings in byte order: a node's keys)
 
     /// The first index whose key is >= `key` (`orEqual == false`), or > `key` (`orEqual == true`).
-    @inline(__always) func partition(_ key: UnsafeRawBufferPointer, orEqual: Bool) -> Int {
+    @inline(__always) func partition(_ key: UnsafeRawBufferPointer, orEqual: Bool, from start: Int = 0) -> Int {
         bytes.withUnsafeBytes { base in
             ends.withUnsafeBufferPointer { ends in
-                var low = 0, high = ends.count
+                var low = start, high = ends.count
                 while low < high {
                     let mid = (low + high) >> 1
                     let start = mid == 0 ? 0 : Int(ends[mid - 1] & Self.endMask)
@@ -75,6 +75,10 @@ struct PackedBytes {
 
     /// The first index whose key is >= `key`.
     func lowerBound(_ key: UnsafeRawBufferPointer) -> Int { partition(key, orEqual: false) }
+
+    /// The first index at or after `start` whose key is >= `key` (the keys before `start` are
+    /// known to be smaller).
+    func lowerBound(_ key: UnsafeRawBufferPointer, from start: Int) -> Int { partition(key, orEqual: false, from: start) }
 
     /// The first index whose key is > `key` (a branch's child covering `key`).
     func upperBound(_ key: UnsafeRawBufferPointer) -> Int { partition(key, orEqual: true) }

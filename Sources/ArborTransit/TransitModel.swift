@@ -18,6 +18,9 @@ public final class Stop: ManagedObject {
     @Attribute("locationType") public var locationType: Int16
     /// Departures and arrivals at this stop, in feed order.
     @Relationship("stopTimes") public var stopTimes: [StopTime]
+    /// A digest of this stop's rows of `stop_times.txt` as last imported: an update from a new
+    /// edition of the feed replaces the stop times of the stops whose digest changed only.
+    @Attribute("timetableDigest") public var timetableDigest: Int64?
 }
 
 /// One arrival and departure of a trip at a stop (`stop_times.txt`).
@@ -48,6 +51,7 @@ public enum TransitModel {
                     AttributeDescription("latitude", .double, optional: true),
                     AttributeDescription("longitude", .double, optional: true),
                     AttributeDescription("locationType", .int16, defaultValue: .int(0)),
+                    AttributeDescription("timetableDigest", .int64, optional: true),
                 ],
                 relationships: [.toMany("stopTimes", "StopTime", inverse: "stop", ordered: true, deleteRule: .cascade)],
                 indexes: [IndexDescription(["longitude", "latitude"]), IndexDescription(["name"], normalized: true)],

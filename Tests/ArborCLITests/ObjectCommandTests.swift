@@ -50,6 +50,7 @@ struct ObjectCommandTests {
               latitude: double?
               longitude: double?
               locationType: int16 = 0
+              timetableDigest: int64?
               stopTimes -> [StopTime] ordered, inverse stop, delete rule cascade
               index by_longitude_latitude (longitude, latitude)
               index (folded) folded_name (name)
@@ -72,11 +73,11 @@ struct ObjectCommandTests {
         let options = try StoreOptions.parse([store.path])
         let table = try Self.collect { try DumpCommand.dump(access, entity: "Stop", predicate: nil, limit: nil, format: .table, options: options, write: $0) }
         #expect(table == """
-            id      identifier  stopID  name                  normalizedName        latitude  longitude  locationType
-            ------  ----------  ------  --------------------  --------------------  --------  ---------  ------------
-            Stop/1  10          10      U Görlitzer Bahnhof   u gorlitzer bahnhof   52.499    13.428     0
-            Stop/2  11          11      Kottbusser Tor, Nord  kottbusser tor, nord  52.4995   13.418     0
-            Stop/3  12          x7      Hermannplatz          hermannplatz          52.487    13.424     0
+            id      identifier  stopID  name                  normalizedName        latitude  longitude  locationType  timetableDigest
+            ------  ----------  ------  --------------------  --------------------  --------  ---------  ------------  --------------------
+            Stop/1  10          10      U Görlitzer Bahnhof   u gorlitzer bahnhof   52.499    13.428     0             5651399956874005035
+            Stop/2  11          11      Kottbusser Tor, Nord  kottbusser tor, nord  52.4995   13.418     0             -8876580138425425411
+            Stop/3  12          x7      Hermannplatz          hermannplatz          52.487    13.424     0             -7742255095724359503
 
             """)
         let csv = try Self.collect {
@@ -92,7 +93,7 @@ struct ObjectCommandTests {
         let json = try Self.collect { try DumpCommand.dump(access, entity: "Stop", predicate: "stopID == 'x7'", limit: nil, format: .json, options: options, write: $0) }
         #expect(json == """
             [
-              {"id": "Stop/3", "identifier": 12, "stopID": "x7", "name": "Hermannplatz", "normalizedName": "hermannplatz", "latitude": 52.487, "longitude": 13.424, "locationType": 0}
+              {"id": "Stop/3", "identifier": 12, "stopID": "x7", "name": "Hermannplatz", "normalizedName": "hermannplatz", "latitude": 52.487, "longitude": 13.424, "locationType": 0, "timetableDigest": -7742255095724359503}
             ]
 
             """)

@@ -23,6 +23,8 @@ public struct ReferenceModel: Equatable {
 public enum Operation: Equatable, Sendable, CustomStringConvertible {
     case put(tree: Int, key: [UInt8], value: [UInt8])
     case delete(tree: Int, key: [UInt8])
+    /// Puts (a value) and deletes (nil) applied together (`Tree.apply`), in the order given.
+    case batch(tree: Int, changes: [BatchChange])
     case get(tree: Int, key: [UInt8])
     case range(tree: Int, lower: [UInt8], upper: [UInt8], reverse: Bool, lowerInclusive: Bool, upperInclusive: Bool)
     case count(tree: Int, lower: [UInt8], upper: [UInt8])
@@ -35,6 +37,7 @@ public enum Operation: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .put(let t, let k, let v): return "put(t\(t), \(k), \(v.count) bytes)"
         case .delete(let t, let k): return "delete(t\(t), \(k))"
+        case .batch(let t, let changes): return "batch(t\(t), \(changes.count) changes)"
         case .get(let t, let k): return "get(t\(t), \(k))"
         case .range(let t, let l, let u, let r, let li, let ui): return "range(t\(t), \(l) \(li ? "..." : "<..")\(ui ? "=" : "<") \(u), reverse: \(r))"
         case .count(let t, let l, let u): return "count(t\(t), \(l)..<\(u))"
@@ -46,6 +49,12 @@ public enum Operation: Equatable, Sendable, CustomStringConvertible {
     }
 
     public static let treeNames = ["alpha", "beta", "gamma"]
+}
+
+/// One change of a batch: a put, or a delete (no value).
+public struct BatchChange: Equatable, Sendable {
+    public var key: [UInt8]
+    public var value: [UInt8]?
 }
 
 /// Decodes operations from arbitrary bytes (for the fuzzer) or draws them from a seeded generator.
@@ -103,8 +112,15 @@ public struct OperationSource {
         case 0..<14: return .put(tree: tree, key: key(), value: value())
         case 14..<20: return .delete(tree: tree, key: key())
         case 20..<24: return .get(tree: tree, key: key())
-        case 24..<26: return .range(tree: tree, lower: key(), upper: key(), reverse: byte() % 2 == 0,
-                                       lowerInclusive: byte() % 2 == 0, upperInclusive: byte() % 3 == 0)
+        case 24: return .range(tree: tree, lower: key(), upper: key(), reverse: byte() % 2 == 0,
+                                lowerInclusive: byte() % 2 == 0, upperInclusive: byte() % 3 == 0)
+        case 25:
+            // Mostly small batches; sometimes hundreds of changes, more than a leaf takes at once.
+            let size = byte() % 8 == 0 ? 200 + Int(byte()) * 2 : 1 + Int(byte() % 48)
+            return .batch(tree: tree, changes: (0..<size).map { _ in
+                let key = key()
+                return BatchChange(key: key, value: byte() % 3 == 0 ? nil : value())
+            })
         case 26: return .count(tree: tree, lower: key(), upper: key())
         case 27, 28: return .commit
         case 29: return .abort
@@ -161,6 +177,13 @@ public final class DifferentialRunner {
             let removed = try tree(t, in: try writer()).delete(key)
             let expected = model.working[Operation.treeNames[t], default: [:]].removeValue(forKey: key) != nil
             if removed != expected { throw fail(operation, "delete returned \(removed), model \(expected)") }
+        case .batch(let t, let changes):
+            var batch = TreeChanges()
+            for change in changes {
+                if let value = change.value { batch.put(change.key, value) } else { batch.delete(change.key) }
+                model.working[Operation.treeNames[t], default: [:]][change.key] = change.value
+            }
+            try tree(t, in: try writer()).apply(batch)
         case .get(let t, let key):
             let got = try tree(t, in: try writer()).get(key)
             let expected = model.working[Operation.treeNames[t]]?[key]

@@ -7,12 +7,16 @@ struct BenchResult: Codable {
     var sqlite: Double
     var unit: String
     var ratio: Double
+    /// What the `sqlite` column measured when it is not SQLite (another Arbor path the row
+    /// compares with); nil for SQLite.
+    var peer: String?
 
-    init(name: String, arbor: Double, sqlite: Double, unit: String) {
+    init(name: String, arbor: Double, sqlite: Double, unit: String, peer: String? = nil) {
         self.name = name
         self.arbor = arbor
         self.sqlite = sqlite
         self.unit = unit
+        self.peer = peer
         // Every unit here is "lower is better" (time, bytes).
         self.ratio = arbor > 0 ? sqlite / arbor : 0
     }
@@ -40,7 +44,7 @@ struct BenchReport: Codable {
         for (index, row) in first.results.enumerated() {
             let arbor = Clock.median(reports.map { $0.results[index].arbor })
             let sqlite = Clock.median(reports.map { $0.results[index].sqlite })
-            merged.results.append(BenchResult(name: row.name, arbor: arbor, sqlite: sqlite, unit: row.unit))
+            merged.results.append(BenchResult(name: row.name, arbor: arbor, sqlite: sqlite, unit: row.unit, peer: row.peer))
         }
         return merged
     }
@@ -55,7 +59,7 @@ struct BenchReport: Codable {
             print(result.name.padding(toLength: 44, withPad: " ", startingAt: 0)
                   + format(result.arbor).leftPadded(14) + format(result.sqlite).leftPadded(14)
                   + ("  " + result.unit).padding(toLength: 10, withPad: " ", startingAt: 0)
-                  + String(format: "%.2fx", result.ratio).leftPadded(8))
+                  + String(format: "%.2fx", result.ratio).leftPadded(8) + (result.peer.map { "  (peer: \($0))" } ?? ""))
         }
         print("ratio = sqlite / arbor: above 1 means Arbor is faster (or smaller)")
     }

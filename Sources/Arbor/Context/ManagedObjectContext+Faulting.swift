@@ -5,6 +5,13 @@ extension ManagedObjectContext {
     /// - Throws: `ContextError.objectNotFound` when the row is gone; store errors.
     func fulfill(_ object: ManagedObject) throws {
         guard object.isFaultState, !object.insertedFlag else { return }
+        // A fault a fetch left holding its row fires with it (unless rows must be fresh: a
+        // staleness interval).
+        if object.committedValues != nil, parent == nil, stalenessInterval < 0 {
+            object.isFaultState = false
+            object.awakeFromFetch()
+            return
+        }
         if let parent {
             try fulfillFromParent(object, parent: parent)
             object.awakeFromFetch()
@@ -24,14 +31,15 @@ extension ManagedObjectContext {
 
     /// Makes `row` the object's committed state. The object keeps the row's columns as they
     /// are (shared with the fetch and the row cache); references become IDs when read.
+    /// Without `firing`, the object stays a fault that fires with this row (no read).
     /// - Throws: `StoreError.corruptRow` when a reference names an entity the model lacks.
-    func apply(_ row: StoredRow, to object: ManagedObject, from store: PersistentStore) throws {
+    func apply(_ row: StoredRow, to object: ManagedObject, from store: PersistentStore, firing: Bool = true) throws {
         if let code = CommittedValues.unknownReference(in: row.columns, references: store.references) {
             throw StoreError.corruptRow(location: "\(object.info.rowTree)/\(object.objectID.primaryKey)", detail: "unknown entity code \(code)")
         }
         object.committedValues = CommittedValues(columns: row.columns, references: store.references, info: object.info)
         object.committedVersion = row.version
-        object.isFaultState = false
+        if firing { object.isFaultState = false }
     }
 
     /// Loads the object if needed, recording (not throwing) a failure.

@@ -46,7 +46,12 @@ public struct ObjectIDSet: Sequence, Sendable {
             sorted = unique
         }
         if let index = groups.firstIndex(where: { $0.store == store && $0.info === info }) {
-            groups[index].keys = Self.merged(groups[index].keys, sorted)
+            // Keys of successive chunks of an insert come after the ones before: appended.
+            if let last = groups[index].keys.last, let first = sorted.first, last < first {
+                groups[index].keys.append(contentsOf: sorted)
+            } else {
+                groups[index].keys = Self.merged(groups[index].keys, sorted)
+            }
         } else {
             groups.append(Group(store: store, info: info, keys: sorted))
         }

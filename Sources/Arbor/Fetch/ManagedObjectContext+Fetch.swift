@@ -39,12 +39,14 @@ extension ManagedObjectContext {
         objects.reserveCapacity(entries.count)
         for entry in entries {
             let object = self.object(with: entry.id)
-            if fill, object.isFaultState {
-                if parent != nil {
+            if object.isFaultState, object.committedValues == nil {
+                if fill, parent != nil {
                     fulfillQuietly(object)
-                } else if let row = entry.row, !entry.id.isTemporaryID {
+                } else if parent == nil, let row = entry.row, !entry.id.isTemporaryID {
+                    // Filled, or (a fault) holding the row it fires with, without a read: the
+                    // row data a Core Data fetch leaves in its row cache.
                     if lastStore?.identifier != entry.id.storeIdentifier { lastStore = try? self.store(for: entry.id) }
-                    if let store = lastStore { try? apply(row, to: object, from: store) }
+                    if let store = lastStore { try? apply(row, to: object, from: store, firing: fill) }
                 }
             }
             objects.append(object)

@@ -20,6 +20,27 @@ extension PersistentStore {
         }
     }
 
+    /// `visitRows(_:tree:keys:_:)` for ascending `keys` that may lie close together: where
+    /// they cover at least a quarter of the keys between the first and the last, the tree is
+    /// scanned over that range (a step per row) rather than searched per key.
+    func visitRows(_ tx: Transaction, tree: String, sortedKeys keys: [Int64],
+                   _ body: (_ key: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Bool) throws {
+        guard let first = keys.first, let last = keys.last, keys.count >= 64,
+              case let (span, overflow) = last.subtractingReportingOverflow(first), !overflow, span / 4 <= Int64(keys.count) else {
+            return try visitRows(tx, tree: tree, keys: keys, body)
+        }
+        var next = 0
+        let range = KeyRange(lower: .init(self.keys.rowKey(first), inclusive: true), upper: .init(self.keys.rowKey(last), inclusive: true))
+        try tx.tree(tree).forEachUnsafe(in: range) { key, bytes in
+            guard let pk = IndexKeys.trailingKey(key) else { throw StoreError.corruptRow(location: tree, detail: "malformed row key") }
+            while next < keys.count && keys[next] < pk { next += 1 }
+            guard next < keys.count else { return false }
+            guard keys[next] == pk else { return true }
+            next += 1
+            return try body(pk, bytes)
+        }
+    }
+
     /// The primary keys (ascending, unique) of the rows of the fetched entity that `search`
     /// leads to: the destination's index is searched, then each entry found is followed back
     /// through the relationship's link. `examined` counts the index and link entries read.

@@ -466,6 +466,13 @@ struct PredicateParser {
     static func expression(from argument: Any?, index: Int) throws -> PredicateExpression {
         guard let argument else { return .constant(.null) }
         switch argument {
+        // Lists of one common type first, without a dynamic cast per element (an import's
+        // batch of identifiers holds thousands); and before the class casts below, which would
+        // try to bridge an array element by element.
+        case let values as [Int64]: return .list(values.map { .constant(.int($0)) })
+        case let values as [Int]: return .list(values.map { .constant(.int(Int64($0))) })
+        case let values as [String]: return .list(values.map { .constant(.string($0)) })
+        case let values as [ObjectID]: return .list(values.map { .object($0) })
         case let value as AttributeValue: return .constant(value)
         case let id as ObjectID: return .object(id)
         case let object as ManagedObject: return .object(object.objectID)
@@ -483,12 +490,6 @@ struct PredicateParser {
         case let value as URL: return .constant(.url(value))
         case let value as Decimal: return .constant(.decimal(value))
         case is NSNull: return .constant(.null)
-        // Lists of one common type without a dynamic cast per element (an import's batch of
-        // identifiers holds thousands).
-        case let values as [Int64]: return .list(values.map { .constant(.int($0)) })
-        case let values as [Int]: return .list(values.map { .constant(.int(Int64($0))) })
-        case let values as [String]: return .list(values.map { .constant(.string($0)) })
-        case let values as [ObjectID]: return .list(values.map { .object($0) })
         case let values as [Any?]: return .list(try values.map { try expression(from: $0, index: index) })
         case let values as [Any]: return .list(try values.map { try expression(from: $0, index: index) })
         case let values as Set<AnyHashable>: return .list(try values.map { try expression(from: $0.base, index: index) })

@@ -19,6 +19,11 @@ struct IndexKeys: Sendable {
     /// The tuple component of integer `value` in this format.
     func integer(_ value: Int64) -> TupleValue { compactIntegers ? .integer(value) : .int64(value) }
 
+    /// `rowKey` appended to `bytes`.
+    func appendRowKey(_ key: Int64, to bytes: inout [UInt8]) {
+        TupleKey.append(integer(key), descending: false, to: &bytes)
+    }
+
     func rowKey(_ key: Int64) -> [UInt8] {
         // One component: appended straight into the key (no array of values to encode).
         var bytes: [UInt8] = []
@@ -60,20 +65,24 @@ struct IndexKeys: Sendable {
     /// The entry of `row` (primary key `key`) in `index`; nil when the row has no entry (a
     /// foreign key that is nil).
     func indexKey<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns, key: Int64) -> [UInt8]? where Columns.Index == Int {
-        if index.isForeignKey, let first = index.slots.first, first < columns.count, columns[first].isNull { return nil }
-        // Components appended straight into the key: no array of values to encode.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(index.slots.count * 10 + 20)
+        return appendIndexKey(index, columns: columns, key: key, to: &bytes) ? bytes : nil
+    }
+
+    /// `indexKey` appended to `bytes` (a buffer reused from row to row); false, appending
+    /// nothing, when the row has no entry.
+    func appendIndexKey<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns, key: Int64,
+                                                                       to bytes: inout [UInt8]) -> Bool where Columns.Index == Int {
+        if index.isForeignKey, let first = index.slots.first, first < columns.count, columns[first].isNull { return false }
+        guard index.slots.allSatisfy({ $0 < columns.count }), index.orderSlot.map({ $0 < columns.count }) ?? true else { return false }
+        // Components appended straight into the key: no array of values to encode.
         for slot in index.slots {
-            guard slot < columns.count else { return nil }
             TupleKey.append(index.isNormalized ? foldedTupleValue(columns[slot]) : tupleValue(columns[slot]), descending: false, to: &bytes)
         }
-        if let orderSlot = index.orderSlot {
-            guard orderSlot < columns.count else { return nil }
-            TupleKey.append(tupleValue(columns[orderSlot]), descending: false, to: &bytes)
-        }
+        if let orderSlot = index.orderSlot { TupleKey.append(tupleValue(columns[orderSlot]), descending: false, to: &bytes) }
         TupleKey.append(integer(key), descending: false, to: &bytes)
-        return bytes
+        return true
     }
 
     /// The prefix shared by entries of `index` whose leading columns equal `columns` (for

@@ -70,18 +70,27 @@ final class SaveWriter {
     var orderAssignments: [OrderKey: Int64] = [:]
     var appendCursors: [OwnerKey: Int64] = [:]
     var written: [ObjectID: StoredRow] = [:]
-    /// Off for a batch insert without unique indexes: nobody reads the rows back (the row cache
-    /// holds no new row, and only uniqueness checks look at them).
+    /// Off for batch requests: nobody reads the rows back (a save's rows go to the row cache).
     var keepsWrittenRows = true
     var vanished: [ObjectID] = []
     var policy: MergePolicy = .error
-    /// Index and foreign-key entries to remove and add, per tree, applied in key order by
-    /// `flushIndexWrites`: each leaf is then modified once, in sequence, however randomly the
+    /// Index and foreign-key entries to remove and add, per tree, applied by `flushIndexWrites`
+    /// a leaf at a time (`Tree.apply`): each leaf is then modified once, however randomly the
     /// rows of the save hit the index (a large import would otherwise revisit every leaf again
     /// and again after the transaction spilled it).
     /// Keyed by the index description (hashing its identity, not its tree's name, per row).
-    var indexDeletes: [ObjectIdentifier: (tree: String, keys: [[UInt8]])] = [:]
-    var indexPuts: [ObjectIdentifier: (tree: String, entries: [([UInt8], [UInt8])])] = [:]
+    var indexDeletes: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
+    var indexPuts: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
+    /// Buffers for the keys and rows `writeRow` builds, reused from row to row.
+    private var oldKeyBuffer: [UInt8] = []
+    private var newKeyBuffer: [UInt8] = []
+    /// Entries this writer added to unique indexes, for `checkUniqueness`.
+    var uniqueEntries: [ObjectIdentifier: (index: EntityInfo.Index, entries: [(key: [UInt8], id: ObjectID)])] = [:]
+    /// With `defersRowWrites`: rows to write, per row tree, applied with the index entries.
+    var rowWrites: [String: TreeChanges] = [:]
+    /// Rows are collected and written by `flushIndexWrites` (a batch request, which reads no
+    /// row it wrote) instead of at once (a save, which may read a row it wrote).
+    var defersRowWrites = false
     var deleted: [RowKey] = []
     var failures: [ValidationFailure] = []
     var conflicts: [SaveConflict] = []
@@ -187,8 +196,8 @@ final class SaveWriter {
 
     // MARK: Rows
 
-    private func readCurrent(_ id: ObjectID, expected: UInt64?) throws -> StoredRow? {
-        let row = try store.readRow(tx, id)
+    private func readCurrent(_ id: ObjectID, expected: UInt64?, stored: StoredRow?? = nil) throws -> StoredRow? {
+        let row = try stored ?? store.readRow(tx, id)
         if let expected, row?.version != expected {
             conflicts.append(SaveConflict(objectID: id, expectedVersion: expected, storedVersion: row?.version))
         }
@@ -199,7 +208,7 @@ final class SaveWriter {
         let stored = try store.readRow(tx, update.id)
         guard let expected = update.expectedVersion, stored?.version != expected, policy != .error else {
             // No conflict (or no policy): the plain optimistic-locking check.
-            guard let old = try readCurrent(update.id, expected: update.expectedVersion) else {
+            guard let old = try readCurrent(update.id, expected: update.expectedVersion, stored: .some(stored)) else {
                 if update.expectedVersion == nil {
                     conflicts.append(SaveConflict(objectID: update.id, expectedVersion: 0, storedVersion: nil))
                 }
@@ -242,7 +251,9 @@ final class SaveWriter {
     /// Writes one row: order columns, every index entry that changed, version + 1.
     /// `columns` is consumed: a caller that hands over its only reference lets the order
     /// column be filled in place instead of in a copy.
-    func writeRow(_ id: ObjectID, columns: consuming [ColumnValue], old: StoredRow?) throws {
+    /// `changed`: the slots that may differ from `old` (nil: any); indexes on none of them
+    /// keep their entries without their keys being built.
+    func writeRow(_ id: ObjectID, columns: consuming [ColumnValue], old: StoredRow?, changed: SlotMask? = nil) throws {
         let info = id.info
         for relationship in info.relationships where relationship.kind == .toOne {
             guard let orderSlot = relationship.orderSlot, let tree = relationship.foreignKeyTree else { continue }
@@ -258,18 +269,40 @@ final class SaveWriter {
                 columns[orderSlot] = .value(.int(try nextAppendOrder(tree: tree, owner: owner)))
             }
         }
+        let keys = store.keys
         for index in info.indexes {
-            let oldKey = old.flatMap { store.keys.indexKey(index, columns: $0.columns, key: id.primaryKey) }
-            let newKey = store.keys.indexKey(index, columns: columns, key: id.primaryKey)
-            guard oldKey != newKey else { continue }
-            if let oldKey { indexDeletes[ObjectIdentifier(index), default: (index.tree, [])].keys.append(oldKey) }
-            if let newKey {
-                indexPuts[ObjectIdentifier(index), default: (index.tree, [])].entries.append((newKey, store.keys.entryValue(info.code, root: info.rootCode)))
+            if let changed, old != nil, !index.slots.contains(where: changed.contains), !(index.orderSlot.map(changed.contains) ?? false) { continue }
+            // Both keys built in buffers reused from row to row: no array per entry.
+            oldKeyBuffer.removeAll(keepingCapacity: true)
+            newKeyBuffer.removeAll(keepingCapacity: true)
+            let hasOld = old.map { keys.appendIndexKey(index, columns: $0.columns, key: id.primaryKey, to: &oldKeyBuffer) } ?? false
+            let hasNew = keys.appendIndexKey(index, columns: columns, key: id.primaryKey, to: &newKeyBuffer)
+            guard hasOld != hasNew || (hasOld && oldKeyBuffer != newKeyBuffer) else { continue }
+            if hasOld { oldKeyBuffer.withUnsafeBytes { indexDeletes[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key: $0) } }
+            if hasNew {
+                let value = keys.entryValue(info.code, root: info.rootCode)
+                newKeyBuffer.withUnsafeBytes { key in
+                    value.withUnsafeBytes { indexPuts[ObjectIdentifier(index), default: (index, TreeChanges())].changes.put(key: key, value: $0) }
+                }
+                // Values that take a unique index's entry are checked (nil never conflicts).
+                if index.isUnique, index.slots.allSatisfy({ $0 < columns.count && !columns[$0].isNull }) {
+                    uniqueEntries[ObjectIdentifier(index), default: (index, [])].entries.append((newKeyBuffer, id))
+                }
             }
         }
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
-        try tx.tree(info.rowTree).put(store.keys.rowKey(id.primaryKey), RowCodec.encode(row))
+        if defersRowWrites {
+            oldKeyBuffer.removeAll(keepingCapacity: true)
+            keys.appendRowKey(id.primaryKey, to: &oldKeyBuffer)
+            newKeyBuffer.removeAll(keepingCapacity: true)
+            RowCodec.encode(row, appendingTo: &newKeyBuffer)
+            oldKeyBuffer.withUnsafeBytes { key in
+                newKeyBuffer.withUnsafeBytes { rowWrites[info.rowTree, default: TreeChanges()].put(key: key, value: $0) }
+            }
+        } else {
+            try tx.tree(info.rowTree).put(keys.rowKey(id.primaryKey), RowCodec.encode(row))
+        }
         if keepsWrittenRows { written[id] = row }
     }
 
@@ -296,36 +329,38 @@ final class SaveWriter {
         deleted.append(RowKey(id))
     }
 
-    /// Applies the deferred index changes, each tree's in key order (keys end with the row's
-    /// primary key, so no key is both removed and added).
+    /// Applies the deferred rows and index changes, a tree at a time, each in key order (see
+    /// `Tree.apply`).
     func flushIndexWrites() throws {
-        // Every delete before any put: a tree may collect entries under several descriptions
-        // (an index inherited by sub-entities), and a row's moved entry must end up present.
-        for (name, keys) in indexDeletes.values {
-            let tree = try tx.tree(name)
-            for key in keys.sorted(by: Self.precedes) { _ = try tree.delete(key) }
-        }
-        for (name, entries) in indexPuts.values {
-            let tree = try tx.tree(name)
-            for (key, value) in entries.sorted(by: { Self.precedes($0.0, $1.0) }) { try tree.put(key, value) }
-        }
-        indexDeletes = [:]
-        indexPuts = [:]
+        try flushRows()
+        try flushIndexes()
     }
 
-    /// Byte order of keys, by `memcmp` (the generic `lexicographicallyPrecedes` compares
-    /// element by element).
-    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        a.withUnsafeBytes { a in
-            b.withUnsafeBytes { b in
-                let common = min(a.count, b.count)
-                if common > 0, let pa = a.baseAddress, let pb = b.baseAddress {
-                    let order = memcmp(pa, pb, common)
-                    if order != 0 { return order < 0 }
-                }
-                return a.count < b.count
-            }
+    /// Writes the deferred rows (see `defersRowWrites`).
+    func flushRows() throws {
+        for (name, changes) in rowWrites { try tx.tree(name).apply(changes) }
+        rowWrites = [:]
+    }
+
+    /// Index and foreign-key changes collected and not yet applied.
+    var pendingIndexChanges: Int {
+        indexDeletes.values.reduce(0) { $0 + $1.changes.count } + indexPuts.values.reduce(0) { $0 + $1.changes.count }
+    }
+
+    /// Applies the collected index and foreign-key changes (of the indexes `only` accepts).
+    func flushIndexes(only: (EntityInfo.Index) -> Bool = { _ in true }) throws {
+        // A tree may collect entries under several descriptions (an index inherited by
+        // sub-entities): its removals go first, so a row's moved entry ends up present.
+        var byTree: [String: TreeChanges] = [:]
+        for (key, (index, changes)) in indexDeletes where only(index) {
+            byTree[index.tree, default: TreeChanges()].append(contentsOf: changes)
+            indexDeletes[key] = nil
         }
+        for (key, (index, changes)) in indexPuts where only(index) {
+            byTree[index.tree, default: TreeChanges()].append(contentsOf: changes)
+            indexPuts[key] = nil
+        }
+        for (name, changes) in byTree { try tx.tree(name).apply(changes) }
     }
 
     // MARK: Order
@@ -467,16 +502,32 @@ final class SaveWriter {
 
     // MARK: Uniqueness
 
+    /// Checks the unique indexes for the entries this writer added (`uniqueEntries`, after they
+    /// are applied): an entry whose values another row's entry shares is a failure, reported
+    /// for the row that took the values. One cursor per index walks the new entries' values in
+    /// key order.
+    /// - Complexity: O(k log n) for k new entries, less where they lie close together.
     func checkUniqueness() throws {
-        for (id, row) in written {
-            for index in id.info.indexes where index.isUnique {
-                guard let prefix = store.keys.uniquePrefix(index, columns: row.columns) else { continue }
+        for (index, entries) in uniqueEntries.values {
+            let tree = try tx.tree(index.tree)
+            let cursor = try tree.makeCursor()
+            for (key, id) in entries.sorted(by: { compareBytes($0.key, $1.key) < 0 }) {
+                guard let start = key.withUnsafeBytes({ TupleKey.lastComponentStart(in: $0) }) else { continue }
                 var other: ObjectID?
-                try tx.tree(index.tree).forEach(in: .prefix(prefix)) { key, value in
-                    guard let pk = IndexKeys.trailingKey(key), pk != id.primaryKey else { return true }
-                    let code = store.keys.entryCode(from: value, root: id.info.rootCode) ?? id.info.code
-                    if let info = store.model.infosByCode[code] { other = ObjectID(info: info, store: store.identifier, key: pk) }
-                    return false
+                // The entries with these values, in key order (by primary key): another row's
+                // is the first, or the one after this row's.
+                let prefix = Array(key[..<start])
+                var positioned = try cursor.seek(prefix)
+                var steps = 0
+                while positioned && steps < 2 {
+                    steps += 1
+                    guard let pk = cursor.withKey({ entry in entry.starts(with: prefix) ? IndexKeys.trailingKey(entry) : nil }) ?? nil else { break }
+                    if pk != id.primaryKey {
+                        let code = try cursor.withValue { store.keys.entryCode(from: $0, root: id.info.rootCode) } ?? nil
+                        if let info = store.model.infosByCode[code ?? id.info.code] { other = ObjectID(info: info, store: store.identifier, key: pk) }
+                        break
+                    }
+                    positioned = try cursor.next()
                 }
                 if let other {
                     let temporary = Dictionary(permanent.map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
@@ -486,5 +537,24 @@ final class SaveWriter {
                 }
             }
         }
+        uniqueEntries = [:]
     }
+}
+
+/// Column slots as bits, for telling which of a row's index entries a write can change. Slots
+/// from 64 on are always taken as included (a wider entity only checks more indexes).
+struct SlotMask {
+    private var bits: UInt64 = 0
+
+    init() {}
+
+    init<S: Sequence>(_ slots: S) where S.Element == Int {
+        for slot in slots { insert(slot) }
+    }
+
+    mutating func insert(_ slot: Int) {
+        if slot >= 0 && slot < 64 { bits |= 1 << UInt64(slot) }
+    }
+
+    func contains(_ slot: Int) -> Bool { slot >= 64 || (slot >= 0 && bits & (1 << UInt64(slot)) != 0) }
 }

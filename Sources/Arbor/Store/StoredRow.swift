@@ -59,11 +59,16 @@ enum RowCodec {
         // room for every column at its widest fixed size.
         var out: [UInt8] = []
         out.reserveCapacity(16 + row.columns.count * 9)
+        encode(row, appendingTo: &out)
+        return out
+    }
+
+    /// `encode` appended to `out` (a buffer reused from row to row).
+    static func encode(_ row: StoredRow, appendingTo out: inout [UInt8]) {
         out.append(formatByte)
         appendVarint(row.version, &out)
         appendVarint(UInt64(row.entityCode), &out)
         for column in row.columns { append(column, &out) }
-        return out
     }
 
     static func append(_ column: ColumnValue, _ out: inout [UInt8]) {

@@ -39,7 +39,7 @@ public struct GTFSError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidValue(let column, let value, let expected): return "\(place): \(column) \"\(value)\" is not \(expected)"
         case .duplicateStop(let id): return "\(place): stop_id \"\(id)\" appears twice"
         case .unknownStop(let id): return "\(place): stop_id \"\(id)\" is not in stops.txt"
-        case .stopAlreadyInStore(let id): return "\(place): stop_id \"\(id)\" is already in the store (import the feed with --prefix)"
+        case .stopAlreadyInStore(let id): return "\(place): stop_id \"\(id)\" is already in the store (import a new edition with --update, another feed with --prefix)"
         }
     }
 }

@@ -1,5 +1,8 @@
 import Arbor
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How a feed is imported.
 public struct GTFSImportOptions: Sendable {
@@ -7,15 +10,20 @@ public struct GTFSImportOptions: Sendable {
     public var prefix = ""
     /// Skip rows that break the GTFS rules (counting them) instead of failing on the first.
     public var skipBadRows = false
-    /// Stop times inserted per transaction. Each commit rewrites every leaf its batch touched,
-    /// and a batch of stop times touches most leaves of the by-stop indexes (a feed lists stop
-    /// times by trip, not by stop): fewer, larger batches write those indexes fewer times.
-    public var batchSize = 500_000
-    /// Bytes of modified pages a batch keeps in memory (`PersistentStore.Options.maxDirtyBytes`):
-    /// below the by-stop indexes' size, leaves written early are written again within the batch.
-    /// The full 3,000,000-row feed: 46 s and 1.0 GiB resident with these defaults; 147 s with
-    /// batches of 50,000 and 64 MiB (`arbor import gtfs --batch-size 50000 --memory-mib 64`).
+    /// The feed is a new edition of one already in the store: stops are found by `stop_id`
+    /// and updated, new ones inserted, the stop times of stops whose timetable changed
+    /// replaced, and the feed's stops that are no longer in it deleted with their stop times.
+    /// The feed's stops are those whose ID starts with `prefix` (every stop without one).
+    /// Off: a stop already in the store is an error.
+    public var update = false
+    /// Stop times stored per transaction. They are stored stop by stop, so each batch appends
+    /// to the indexes keyed by stop: batches may be small without making the import slower.
+    public var batchSize = 1_000_000
+    /// Bytes of modified pages a batch keeps in memory (`PersistentStore.Options.maxDirtyBytes`).
     public var maxDirtyBytes = 256 << 20
+    /// Write the store compacted (no free pages, as shipped). On by default for a new store;
+    /// an update rewrites only what changed unless asked.
+    public var compacts: Bool?
     public init() {}
 }
 
@@ -29,8 +37,19 @@ public struct GTFSImportProgress: Sendable {
 
 /// What an import did.
 public struct GTFSImportResult: Sendable {
+    /// Stops and stop times in the feed as imported.
     public var stops = 0
     public var stopTimes = 0
+    /// Stops added to the store, changed (values or timetable), left as they were, and removed
+    /// with their stop times (an update's; a first import inserts every stop).
+    public var insertedStops = 0
+    public var updatedStops = 0
+    public var unchangedStops = 0
+    public var deletedStops = 0
+    /// Stop times written to the store (all of a first import's; an update's for the stops
+    /// whose timetable changed) and removed from it.
+    public var stopTimesWritten = 0
+    public var stopTimesDeleted = 0
     /// The number of rows skipped with `skipBadRows`, and the first few of them.
     public var skippedRows = 0
     public var firstSkipped: [GTFSError] = []
@@ -38,13 +57,16 @@ public struct GTFSImportResult: Sendable {
 }
 
 /// Builds a transit store (`TransitModel`) from a GTFS feed's `stops.txt` and `stop_times.txt`,
-/// through Arbor's public API: batch inserts, the stop times a batch at a time.
+/// through Arbor's public API: batch inserts, upserts and batch deletes.
 ///
-/// The output is written beside its final place and renamed over it only when the import
-/// succeeded, so it is either complete or untouched — never half-written. Importing into an
-/// existing store adds the feed to it (with `prefix` keeping its stop IDs apart).
+/// The feed is read whole (16 bytes a stop time), then stored stop by stop. The output is
+/// written beside its final place and renamed over it only when the import succeeded, so it is
+/// either complete or untouched — never half-written; readers of the old file go on reading it.
+/// Importing into an existing store adds the feed to it (with `prefix` keeping its stop IDs
+/// apart), or with `update` brings the feed's stops there up to this edition.
 public enum GTFSImporter {
     /// Imports the feed in `directory` into the store at `output`.
+    /// - Complexity: O(n) in the feed's rows, plus what changes in the store.
     /// - Throws: `GTFSError` (file and line) for a row that breaks the rules, `StoreError` when the
     ///   output cannot be written or is not a transit store.
     public static func importFeed(from directory: URL, into output: URL, options: GTFSImportOptions = GTFSImportOptions(),
@@ -59,116 +81,30 @@ public enum GTFSImporter {
             try? FileManager.default.removeItem(at: temporary)
             try? FileManager.default.removeItem(atPath: temporary.path + "-lock")
         }
-        if FileManager.default.fileExists(atPath: output.path) {
-            try FileManager.default.copyItem(at: output, to: temporary)
-        }
-        // The compacted copy is written beside `output` and renamed over it once synced.
-        let result = try run(stopsURL: stopsURL, timesURL: timesURL, store: temporary, compactInto: output, options: options,
-                             progress: progress)
-        return result
-    }
-
-    /// Imports into `store`, then writes its compacted copy to `compactInto` (atomically, by
-    /// rename): copy-on-write batches leave free pages behind, and a shipped store should have none.
-    private static func run(stopsURL: URL, timesURL: URL, store: URL, compactInto: URL, options: GTFSImportOptions,
-                            progress: (GTFSImportProgress) -> Void) throws -> GTFSImportResult {
-        // The working file needs no durability of its own: only its compacted copy, synced before
-        // it is renamed into place, is ever published.
+        let existed = FileManager.default.fileExists(atPath: output.path)
+        if existed { try FileManager.default.copyItem(at: output, to: temporary) }
+        let compacts = options.compacts ?? !(options.update && existed)
         var storeOptions = PersistentStore.Options()
-        storeOptions.durability = .deferredMetaSync
+        // A working file that is compacted needs no durability of its own: only its compacted
+        // copy, synced before it is renamed into place, is ever published. One renamed as it
+        // is must be durable first.
+        storeOptions.durability = compacts ? .deferredMetaSync : .full
         storeOptions.maxDirtyBytes = options.maxDirtyBytes
-        let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: store, options: storeOptions)
-        let context = container.newBackgroundContext()
-        let result = try context.performAndWait {
-            var result = GTFSImportResult()
-            func skipOrThrow(_ error: GTFSError) throws {
-                guard options.skipBadRows else { throw error }
-                result.skippedRows += 1
-                if result.firstSkipped.count < 20 { result.firstSkipped.append(error) }
+        let result: GTFSImportResult
+        do {
+            let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: temporary, options: storeOptions)
+            let context = container.newBackgroundContext()
+            result = try context.performAndWait {
+                let writer = TransitWriter(context: context, options: options)
+                return try writer.run(stopsURL: stopsURL, timesURL: timesURL, progress: progress)
             }
-
-            // Stops already in the store (an earlier feed): their IDs are taken.
-            var existing = Set<String>()
-            var usedIdentifiers = Set<Int64>()
-            var request = FetchRequest(entityName: "Stop")
-            request.propertiesToFetch = [.key("stopID"), .key("identifier")]
-            for row in try context.fetchDictionaries(request) {
-                if let id = row["stopID"] as? String { existing.insert(id) }
-                if let identifier = row["identifier"] as? Int64 { usedIdentifiers.insert(identifier) }
+            if compacts {
+                for store in container.persistentStoreCoordinator.persistentStores { try store.compact(to: output) }
+                return result
             }
-
-            // stops.txt: read whole (stops are few), then numbered and saved.
-            var stops: [GTFSStop] = []
-            var seen = Set<String>()
-            try readTable(stopsURL, progress: progress) { table in
-                let reader = try GTFSRows.Stops(table: table)
-                return { record in
-                    do {
-                        var stop = try reader.parse(record)
-                        stop.stopID = options.prefix + stop.stopID
-                        guard seen.insert(stop.stopID).inserted else { throw GTFSError(file: table.file, line: record.line, .duplicateStop(stop.stopID)) }
-                        guard !existing.contains(stop.stopID) else {
-                            throw GTFSError(file: table.file, line: record.line, .stopAlreadyInStore(stop.stopID))
-                        }
-                        stops.append(stop)
-                    } catch let error as GTFSError { try skipOrThrow(error) }
-                }
-            }
-            let identifiers = assignIdentifiers(stops.map(\.stopID), used: usedIdentifiers)
-            var next = 0
-            var insertStops = BatchInsertRequest(entityName: "Stop") { object in
-                guard next < stops.count else { return true }
-                let stop = stops[next]
-                object.setValue(.int(identifiers[next]), forKey: "identifier")
-                object.setValue(.string(stop.stopID), forKey: "stopID")
-                object.setValue(.string(stop.name), forKey: "name")
-                object.setValue(.string(TransitModel.normalize(stop.name)), forKey: "normalizedName")
-                object.setValue(stop.latitude.map(AttributeValue.double) ?? .null, forKey: "latitude")
-                object.setValue(stop.longitude.map(AttributeValue.double) ?? .null, forKey: "longitude")
-                object.setValue(.int(Int64(stop.locationType)), forKey: "locationType")
-                next += 1
-                return false
-            }
-            insertStops.resultType = .objectIDs
-            let ids = try context.execute(insertStops).objectIDs ?? []
-            let stopIDs = Dictionary(zip(stops.map(\.stopID), ids), uniquingKeysWith: { first, _ in first })
-            result.stops = ids.count
-
-            // stop_times.txt: streamed, inserted every batchSize rows (a batch insert each).
-            var pending: [(row: GTFSStopTime, stop: ObjectID)] = []
-            func flush() throws {
-                var index = 0
-                let insert = BatchInsertRequest(entityName: "StopTime") { object in
-                    guard index < pending.count else { return true }
-                    let (row, stop) = pending[index]
-                    object.setValue(row.arrival.map { .date(Date(timeIntervalSince1970: Double($0))) } ?? .null, forKey: "arrivalTime")
-                    object.setValue(row.departure.map { .date(Date(timeIntervalSince1970: Double($0))) } ?? .null, forKey: "departureTime")
-                    object.setValue(.int(Int64(row.pickupType)), forKey: "pickupType")
-                    object.setValue(.int(Int64(row.dropOffType)), forKey: "dropOffType")
-                    object.setObjectID(stop, forKey: "stop")
-                    index += 1
-                    return false
-                }
-                result.stopTimes += try context.execute(insert).count
-                pending.removeAll(keepingCapacity: true)
-            }
-            try readTable(timesURL, progress: progress) { table in
-                let reader = try GTFSRows.StopTimes(table: table)
-                return { record in
-                    do {
-                        let row = try reader.parse(record)
-                        guard let stopID = stopIDs[options.prefix + row.stopID] else {
-                            throw GTFSError(file: table.file, line: record.line, .unknownStop(row.stopID))
-                        }
-                        pending.append((row, stopID))
-                        if pending.count >= options.batchSize { try flush() }
-                    } catch let error as GTFSError { try skipOrThrow(error) }
-                }
-            }
-            try flush()
-            return result
         }
-        for persistentStore in container.persistentStoreCoordinator.persistentStores { try persistentStore.compact(to: compactInto) }
+        // The container is released: the working file is complete and synced.
+        guard rename(temporary.path, output.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         return result
     }
 
@@ -193,37 +129,37 @@ public enum GTFSImporter {
     }
 
     /// Reads a GTFS file in chunks: the first record is the header, handed to `makeRowHandler`,
-    /// whose handler then receives every other record.
+    /// whose handler then receives every other record (in place: valid only during the call).
     static func readTable(_ url: URL, progress: (GTFSImportProgress) -> Void,
-                          _ makeRowHandler: (GTFSTable) throws -> (CSVParser.Record) throws -> Void) throws {
+                          _ makeRowHandler: (GTFSTable) throws -> (CSVParser.RawRecord) throws -> Void) throws {
         let file = url.lastPathComponent
         guard let handle = FileHandle(forReadingAtPath: url.path) else { throw GTFSError(file: file, line: 0, .unreadable("cannot open")) }
         defer { try? handle.close() }
         let total = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
         var parser = CSVParser(file: file)
-        var handler: ((CSVParser.Record) throws -> Void)?
+        var handler: ((CSVParser.RawRecord) throws -> Void)?
         var rows = 0, bytesRead = 0
         var lastReport = ContinuousClock.now
-        func emit(_ record: CSVParser.Record) throws {
+        func emit(_ record: CSVParser.RawRecord) throws {
             if let handler {
                 try handler(record)
                 rows += 1
             } else {
-                handler = try makeRowHandler(try GTFSTable(file: file, header: record))
+                handler = try makeRowHandler(try GTFSTable(file: file, header: record.record))
             }
         }
         while true {
             let chunk: Data?
-            do { chunk = try handle.read(upToCount: 1 << 20) } catch { throw GTFSError(file: file, line: 0, .unreadable("\(error)")) }
+            do { chunk = try handle.read(upToCount: 4 << 20) } catch { throw GTFSError(file: file, line: 0, .unreadable("\(error)")) }
             guard let chunk, !chunk.isEmpty else { break }
             bytesRead += chunk.count
-            try parser.feed(chunk, emit: emit)
+            try chunk.withUnsafeBytes { try parser.feed(raw: $0, emit: emit) }
             if ContinuousClock.now - lastReport > .milliseconds(200) {
                 lastReport = ContinuousClock.now
                 progress(GTFSImportProgress(file: file, rows: rows, bytesRead: bytesRead, totalBytes: max(total, bytesRead)))
             }
         }
-        try parser.finish(emit: emit)
+        try parser.finish(raw: emit)
         guard handler != nil else { throw GTFSError(file: file, line: 1, .missingColumn("stop_id")) }
         progress(GTFSImportProgress(file: file, rows: rows, bytesRead: bytesRead, totalBytes: max(total, bytesRead)))
     }

@@ -33,6 +33,8 @@ struct ConflictResolver {
     private(set) var inserts: [CompletedObject] = []
     /// Stored rows the chunk updates, each once.
     private(set) var updates: [Update] = []
+    /// The position in `updates` of each stored row's update.
+    private var updatePositions: [ObjectID: Int] = [:]
     /// Per object of the chunk, in order.
     private(set) var targets: [Target] = []
     private(set) var ignoredCount = 0
@@ -81,9 +83,12 @@ struct ConflictResolver {
         let keys = store.keys
         let prefixes = chunk.map { keys.uniquePrefix(index, columns: $0.columns) }
         let stored = try storedEntries(index, prefixes.compactMap { $0 })
-        // Where each constraint value went in this chunk.
+        // Where each constraint value went in this chunk; the objects whose values go to a
+        // stored row, merged once the rows are read (in key order, by one cursor).
         var seen: [[UInt8]: Target] = [:]
-        for (object, prefix) in zip(chunk, prefixes) {
+        var merges: [(object: Int, into: ObjectID)] = []
+        var updated: [ObjectID: Int] = [:]
+        for (position, (object, prefix)) in zip(chunk, prefixes).enumerated() {
             guard let prefix else {  // a nil value conflicts with nothing
                 insert(object)
                 continue
@@ -92,6 +97,8 @@ struct ConflictResolver {
                 targets.append(earlier)
                 if rule == .ignore {
                     ignoredCount += 1
+                } else if case .existing(let id) = earlier {
+                    merges.append((position, id))
                 } else {
                     merge(object, into: earlier)
                 }
@@ -110,16 +117,33 @@ struct ConflictResolver {
                 targets.append(.existing(existing))
                 if rule == .ignore {
                     ignoredCount += 1
-                } else if let old = try store.readRow(tx, existing) {
-                    updates.append(Update(id: existing, old: old, columns: old.columns.values, batchIndex: object.batchIndex))
-                    merge(object, into: .existing(existing))
                 } else {
-                    throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(existing.primaryKey)")
+                    if updated[existing] == nil { updated[existing] = updated.count }
+                    merges.append((position, existing))
                 }
                 continue
             }
             seen[prefix] = .inserted(inserts.count)
             insert(object)
+        }
+        if !updated.isEmpty {
+            // The stored rows, in the order first met.
+            // (A hierarchy's rows have distinct keys: the key names the row.)
+            var rows = [StoredRow?](repeating: nil, count: updated.count)
+            var orderByKey: [Int64: Int] = [:]
+            for (id, order) in updated { orderByKey[id.primaryKey] = order }
+            try store.visitRows(tx, tree: info.rowTree, sortedKeys: orderByKey.keys.sorted()) { key, bytes in
+                if let order = orderByKey[key] { rows[order] = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(key)") }
+                return true
+            }
+            for (id, order) in updated.sorted(by: { $0.value < $1.value }) {
+                guard let old = rows[order] else {
+                    throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(id.primaryKey)")
+                }
+                updatePositions[id] = updates.count
+                updates.append(Update(id: id, old: old, columns: old.columns.values, batchIndex: 0))
+            }
+            for (object, id) in merges { merge(chunk[object], into: .existing(id)) }
         }
         // A stored row updated to lose a required value is reported as that row.
         for update in updates {
@@ -141,7 +165,7 @@ struct ConflictResolver {
             for slot in object.setSlots { inserts[position].columns[slot] = object.columns[slot] }
             inserts[position].setSlots.append(contentsOf: object.setSlots)
         case .existing(let id):
-            guard let position = updates.lastIndex(where: { $0.id == id }) else { return }
+            guard let position = updatePositions[id] else { return }
             for slot in object.setSlots where slot < updates[position].columns.count { updates[position].columns[slot] = object.columns[slot] }
             updates[position].batchIndex = object.batchIndex
         }
@@ -151,18 +175,28 @@ struct ConflictResolver {
     /// prefix: one cursor over the sorted prefixes.
     private func storedEntries(_ index: EntityInfo.Index, _ prefixes: [[UInt8]]) throws -> [[UInt8]: ObjectID] {
         var found: [[UInt8]: ObjectID] = [:]
-        let sorted = Set(prefixes).sorted { compareBytes($0, $1) < 0 }
-        guard !sorted.isEmpty else { return found }
+        var sorted = prefixes.sorted { compareBytes($0, $1) < 0 }
+        sorted.removeDuplicates()
         let cursor = try tx.tree(index.tree).makeCursor()
         for prefix in sorted {
-            try cursor.scan(CollectionOfOne(KeyRange.prefix(prefix))) { key, value in
-                guard let pk = IndexKeys.trailingKey(key), let code = store.keys.entryCode(from: value, root: info.rootCode) else {
-                    throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
-                }
-                found[prefix] = try store.objectID(code: code, key: pk, location: index.tree)
-                return false
+            // The first entry at or after the values: theirs when it starts with them.
+            guard try cursor.seek(prefix) else { break }
+            guard let pk = cursor.withKey({ key in key.starts(with: prefix) ? IndexKeys.trailingKey(key) : nil }) ?? nil else { continue }
+            guard let code = try cursor.withValue({ store.keys.entryCode(from: $0, root: info.rootCode) }) ?? nil else {
+                throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
             }
+            found[prefix] = try store.objectID(code: code, key: pk, location: index.tree)
         }
         return found
+    }
+}
+
+extension Array where Element == [UInt8] {
+    /// Removes repeats from a sorted array.
+    mutating func removeDuplicates() {
+        var unique: [[UInt8]] = []
+        unique.reserveCapacity(count)
+        for element in self where unique.last != element { unique.append(element) }
+        self = unique
     }
 }

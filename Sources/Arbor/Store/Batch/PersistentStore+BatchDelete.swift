@@ -137,7 +137,7 @@ extension PersistentStore {
             guard let concrete = model.infosByCode[row.entityCode] else { continue }
             for index in concrete.indexes {
                 if let key = keys.indexKey(index, columns: row.columns, key: id.primaryKey) {
-                    writer.indexDeletes[ObjectIdentifier(index), default: (index.tree, [])].keys.append(key)
+                    writer.indexDeletes[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key)
                 }
             }
             rowDeletes[concrete.rowTree, default: []].append(keys.rowKey(id.primaryKey))
@@ -160,8 +160,9 @@ extension PersistentStore {
             }
         }
         for (name, treeKeys) in rowDeletes.merging(joinDeletes, uniquingKeysWith: +) {
-            let tree = try tx.tree(name)
-            for key in treeKeys.sorted(by: { compareBytes($0, $1) < 0 }) { _ = try tree.delete(key) }
+            var changes = TreeChanges()
+            for key in treeKeys { changes.delete(key) }
+            try tx.tree(name).apply(changes)
         }
         try writer.flushIndexWrites()
     }

@@ -64,7 +64,8 @@ extension PersistentStore {
             do {
                 var checker = BatchReferenceChecker()
                 let writer = SaveWriter(store: self, tx: tx)
-                writer.keepsWrittenRows = info.indexes.contains { $0.isUnique }
+                writer.keepsWrittenRows = false
+                writer.defersRowWrites = true
                 var finished = false
                 while !finished {
                     // Rows are complete and their references resolved here, so the writer
@@ -78,7 +79,8 @@ extension PersistentStore {
                             finished = true
                             break
                         }
-                        let completed = try complete(object, at: count, tx: tx, checker: &checker, failures: &failures)
+                        let completed = try complete(object, at: count, tx: tx, checker: &checker, failures: &failures,
+                                                     recordsSetSlots: constraint != nil)
                         // Every object is new unless conflicts are resolved: its required values
                         // are checked now, so all problems come in request order.
                         if constraint == nil { failures.append(contentsOf: completed.missingValues(info, columns: completed.columns, id: nil)) }
@@ -125,6 +127,7 @@ extension PersistentStore {
                         }
                     }
                 }
+                try writer.flushIndexes()
                 try tx.commit()
                 // New rows are in no cache; updated ones are dropped from it.
                 rowCache.applyBatch(changed: updated.map(RowKey.init), snapshot: tx.transactionID)
@@ -140,8 +143,9 @@ extension PersistentStore {
     /// The object's full row: defaults for what it did not set, its problems (and references
     /// to rows that are not stored) appended to `failures`. Required values are checked once
     /// it is known whether the object is new (`ConflictResolver`).
+    /// `recordsSetSlots`: the slots the object set are kept (for an update of a stored object).
     private func complete(_ object: BatchInsertObject, at index: Int, tx: WriteTransaction, checker: inout BatchReferenceChecker,
-                          failures: inout [ValidationFailure]) throws -> CompletedObject {
+                          failures: inout [ValidationFailure], recordsSetSlots: Bool) throws -> CompletedObject {
         let info = object.info
         // A key with a problem already reported is not reported again.
         var reported = object.problems.isEmpty ? [] : Set(object.problems.map(\.key))
@@ -153,14 +157,14 @@ extension PersistentStore {
         for attribute in info.attributes {
             if case .value(let set) = object.columns[attribute.slot] {
                 columns[attribute.slot] = .value(set)
-                setSlots.append(attribute.slot)
+                if recordsSetSlots { setSlots.append(attribute.slot) }
             } else if let fallback = attribute.description.defaultValue {
                 columns[attribute.slot] = .value(fallback)
             }
         }
         for relationship in info.relationships where relationship.kind == .toOne {
             guard let set = object.columns[relationship.slot] else { continue }
-            setSlots.append(relationship.slot)
+            if recordsSetSlots { setSlots.append(relationship.slot) }
             switch set {
             case .reference(let target):
                 if try checker.exists(target, in: self, tx: tx) {
@@ -237,7 +241,11 @@ extension SaveWriter {
             try writeRow(ObjectID(info: info, store: store.identifier, key: firstKey + Int64(offset)), columns: consume columns, old: nil)
         }
         counters[info.rootName] = lastKey
-        try flushIndexWrites()
+        // Rows append in key order; unique indexes are checked now, so they go now. Other
+        // indexes take entries anywhere: gathered over chunks, each is rewritten once in a while.
+        try flushRows()
+        let flushesAll = pendingIndexChanges >= PersistentStore.indexChangeBudget
+        try flushIndexes(only: { flushesAll || $0.isUnique })
         try checkUniqueness()
         if !failures.isEmpty { throw ValidationError(failures: failures) }
         try storeCounters()

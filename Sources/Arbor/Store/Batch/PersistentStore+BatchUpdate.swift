@@ -126,6 +126,8 @@ extension PersistentStore {
     /// Rows read, computed and written per step of a batch update: bounds the rows held in
     /// memory at once (the transaction's dirty pages still grow with the whole request).
     static let updateChunk = 16_384
+    /// Index changes a batch update gathers before applying them (about 40 bytes each).
+    static let indexChangeBudget = 8_000_000
 
     func batchUpdate(_ info: EntityInfo, _ request: BatchUpdateRequest) throws -> BatchUpdateResult {
         guard !isReadOnly else { throw StoreError.readOnlyStore(path: path) }
@@ -143,39 +145,57 @@ extension PersistentStore {
                 }
                 matched = try matchingRowKeys(info, predicate: request.predicate, includesSubentities: request.includesSubentities, tx)
                 let writer = SaveWriter(store: self, tx: tx)
-                // Written rows are kept only to check the unique indexes the update can change.
                 let slots = Set(assignments.map(\.slot))
-                writer.keepsWrittenRows = info.indexes.contains { $0.isUnique && $0.slots.contains(where: slots.contains) }
+                // The slots a row's write can change: the assigned ones, and the order column of
+                // an assigned to-one relationship.
+                var changedSlots = SlotMask(slots)
+                for relationship in info.relationships where relationship.kind == .toOne && slots.contains(relationship.slot) {
+                    if let orderSlot = relationship.orderSlot { changedSlots.insert(orderSlot) }
+                }
+                writer.keepsWrittenRows = false
+                writer.defersRowWrites = true
+                // Unique indexes the update can change are checked chunk by chunk.
+                let checksUniqueness = info.indexes.contains { $0.isUnique && $0.slots.contains(where: slots.contains) }
                 var start = 0
                 while start < matched.count {
                     let chunk = Array(matched[start..<min(start + Self.updateChunk, matched.count)])
                     start += chunk.count
                     var rows: [(ObjectID, StoredRow, [ColumnValue])] = []
                     var failures: [ValidationFailure] = []
-                    try visitRows(tx, tree: info.rowTree, keys: chunk) { key, bytes in
+                    try visitRows(tx, tree: info.rowTree, sortedKeys: chunk) { key, bytes in
                         let row = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(key)")
                         guard let concrete = model.infosByCode[row.entityCode], info.includes(concrete) else {
                             throw StoreError.corruptRow(location: "\(info.rowTree)/\(key)", detail: "entity code \(row.entityCode) is not \(info.name) or a sub-entity")
                         }
                         let id = ObjectID(info: concrete, store: identifier, key: key)
                         var columns = row.columns.values
-                        for assignment in assignments { assignment.apply(to: &columns, old: row.columns, id: id, failures: &failures) }
-                        if columns != row.columns.values { rows.append((id, row, columns)) }
+                        var differs = false
+                        for assignment in assignments {
+                            assignment.apply(to: &columns, old: row.columns, id: id, failures: &failures)
+                            if assignment.slot < columns.count && columns[assignment.slot] != row.columns[assignment.slot] { differs = true }
+                        }
+                        if differs { rows.append((id, row, columns)) }
                         return failures.count < Self.batchFailureLimit
                     }
                     if !failures.isEmpty { throw ValidationError(failures: failures) }
                     // Written after the chunk was read: writing moves the cursor's pages.
                     for (id, old, columns) in rows {
-                        try writer.writeRow(id, columns: columns, old: old)
+                        try writer.writeRow(id, columns: columns, old: old, changed: changedSlots)
                         changed.append(id)
                     }
-                    try writer.flushIndexWrites()
-                    if writer.keepsWrittenRows {
+                    // Rows go chunk by chunk (in key order, they append to the row tree's pages
+                    // as they come); index changes fall anywhere in their indexes, so they are
+                    // gathered over many chunks and each index is rewritten once per few million.
+                    try writer.flushRows()
+                    if checksUniqueness {
+                        try writer.flushIndexes()
                         try writer.checkUniqueness()
                         if !writer.failures.isEmpty { throw ValidationError(failures: writer.failures) }
-                        writer.written = [:]
+                    } else if writer.pendingIndexChanges >= Self.indexChangeBudget {
+                        try writer.flushIndexes()
                     }
                 }
+                try writer.flushIndexes()
                 try tx.commit()
                 rowCache.applyBatch(changed: changed.map(RowKey.init), snapshot: tx.transactionID)
             } catch {
