@@ -41,7 +41,7 @@ let package = Package(
             "Arbor", "ArborEngine", "ArborTestSupport", "ArborEngineTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ArborTransitTests", dependencies: ["ArborTransit", "Arbor", "ArborTestSupport"]),
-        .testTarget(name: "ArborCLITests", dependencies: ["ArborCLI", "ArborEngine", "Arbor", "ArborTransit"]),
+        .testTarget(name: "ArborCLITests", dependencies: ["ArborCLI", "ArborEngine", "Arbor", "ArborTransit", "ArborEngineTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
