@@ -20,6 +20,9 @@ struct BulkBenchmark: ParsableCommand {
     @Option(help: "Directory for the database files.") var directory = NSTemporaryDirectory() + "arbor-bench-bulk"
     @Option(help: "Repeat everything and report per-row medians.") var runs = 1
     @Option(help: "Write the results as JSON to this path.") var json: String?
+    @Option(help: "Only these rows, comma-separated: import, reimport, update, delete, find, upsert (for profiling).") var only: String?
+
+    func wants(_ row: String) -> Bool { only.map { $0.split(separator: ",").contains(Substring(row)) } ?? true }
 
     func run() throws {
         try BenchReport.run(times: runs, json: json) { try measure() }
@@ -34,24 +37,29 @@ struct BulkBenchmark: ParsableCommand {
             print(String(format: "  %@: arbor %.3f, %@ %.3f %@", name, arbor, peer ?? "sqlite", sqlite, unit))
         }
         let feed = try TransitFeed(directory: data, limit: maxStopTimes)
+        let needsStores = wants("import") || wants("reimport") || wants("update") || wants("delete")
         print("bulk benchmark: \(feed.stops.count) stops, \(feed.stopTimes.count) stop times, in \(directory)")
 
         // Imports: SQLite; Arbor's batch inserts of rows parsed in memory (the `transit` benchmark's
         // path); `arbor import gtfs`'s importer, from the text files. Every store with the
         // (stop, departureTime) index, as the importer's model has it.
         let base = (arbor: directory + "/base.arbor", sqlite: directory + "/base.sqlite", cli: directory + "/cli.arbor")
+        let work = (arbor: directory + "/work.arbor", sqlite: directory + "/work.sqlite")
+        var options = GTFSImportOptions()
+        if needsStores {
         let sqliteImport = try Clock.seconds {
             let sqlite = try SQLiteTransitSide(path: base.sqlite)
             try sqlite.importFeed(feed, compound: true)
             _ = sqlite.fileMiB  // checkpoint: the file holds the whole database
         }
         let pathImport = try Clock.seconds { _ = try ArborTransitSide.build(path: base.arbor, feed: feed, compound: true) }
-        var options = GTFSImportOptions()
         if maxStopTimes != Int.max { throw ValidationError("the importer reads whole feeds: make a smaller one instead of --max-stop-times") }
         let importer = try Clock.seconds { _ = try GTFSImporter.importFeed(from: URL(fileURLWithPath: data), into: URL(fileURLWithPath: base.cli), options: options) }
         add("import: arbor import gtfs", importer, sqliteImport)
         add("import: batch inserts of parsed rows", pathImport, sqliteImport)
         add("import: arbor import gtfs against batch inserts", importer, pathImport, peer: "arbor batch inserts of parsed rows")
+        }
+        if wants("reimport") {
 
         // Re-import: the feed's next edition, 1% of its stops changed.
         let edition = directory + "/edition"
@@ -70,9 +78,10 @@ struct BulkBenchmark: ParsableCommand {
             throw BenchError.wrongAnswer("re-import updated \(updateResult.updatedStops) stops, \(changed) changed")
         }
         add("re-import 1% changed: --update against a fresh import", update, fresh, peer: "arbor import gtfs of the new edition into a new store")
+        }
+        if wants("update") {
 
         // Batch update: every departure a minute later.
-        let work = (arbor: directory + "/work.arbor", sqlite: directory + "/work.sqlite")
         try copy(base.arbor, to: work.arbor)
         try copy(base.sqlite, to: work.sqlite)
         var updated = (arbor: 0, sqlite: 0)
@@ -91,6 +100,8 @@ struct BulkBenchmark: ParsableCommand {
         }
         guard updated.arbor == updated.sqlite else { throw BenchError.wrongAnswer("batch update: \(updated.arbor) against \(updated.sqlite) rows") }
         add("batch update: departureTime + 60 on every stop time", arborUpdate, sqliteUpdate)
+        }
+        if wants("delete") {
 
         // Batch delete: the stops of the westmost tenth of the map, with their stop times.
         try copy(base.arbor, to: work.arbor)
@@ -114,23 +125,34 @@ struct BulkBenchmark: ParsableCommand {
         }
         guard deleted.arbor == deleted.sqlite else { throw BenchError.wrongAnswer("batch delete: \(deleted.arbor) against \(deleted.sqlite) rows") }
         add("batch delete: a district's stops and stop times (cascade)", arborDelete, sqliteDelete)
+        }
 
         // Find-or-create and upsert: `stops` stops, the even half stored.
         let incoming = IncomingStop.batch(stops, edition: "Edition 2")
         let stored = IncomingStop.batch(stops, edition: "Edition 1")
+        if wants("find") {
         var found = (arbor: 0, sqlite: 0, oneByOne: 0)
         let arborSide = try ArborStopsSide(path: directory + "/stops.arbor", stored: stored)
         let arborFind = try Clock.seconds { found.arbor = try arborSide.findOrCreate(incoming, batch: batch) }
         let sqliteSide = try SQLiteStopsSide(path: directory + "/stops.sqlite", stored: stored)
         let sqliteFind = try Clock.seconds { found.sqlite = try sqliteSide.findOrCreate(incoming, batch: batch) }
+        var foundWithRequests = 0
+        let requestsSide = try ArborStopsSide(path: directory + "/stops-requests.arbor", stored: stored)
+        let requestsFind = try Clock.seconds { foundWithRequests = try requestsSide.findOrCreateWithBatchRequests(incoming, batch: batch) }
+        guard foundWithRequests == stops / 2, requestsSide.count == stops else {
+            throw BenchError.wrongAnswer("find-or-create with batch requests found \(foundWithRequests), count \(requestsSide.count)")
+        }
         let oneByOneSide = try ArborStopsSide(path: directory + "/stops-one.arbor", stored: stored)
         let oneByOne = try Clock.seconds { found.oneByOne = try oneByOneSide.findOrCreateOneByOne(incoming, batch: batch) }
         guard found.arbor == stops / 2, found.sqlite == found.arbor, found.oneByOne == found.arbor, arborSide.count == stops,
               sqliteSide.count == stops else {
             throw BenchError.wrongAnswer("find-or-create found \(found), counts \(arborSide.count), \(sqliteSide.count)")
         }
-        add("find-or-create: IN batches of \(batch)", arborFind, sqliteFind)
+        add("find-or-create: IN batches of \(batch), objects and saves", arborFind, sqliteFind)
+        add("find-or-create: IN batches of \(batch), batch requests", requestsFind, sqliteFind)
         add("find-or-create: IN batches against one fetch per record", arborFind, oneByOne, peer: "arbor, one fetch per record")
+        }
+        if wants("upsert") {
 
         let upsertArbor = try ArborStopsSide(path: directory + "/upsert.arbor", stored: stored)
         let upsertSQLite = try SQLiteStopsSide(path: directory + "/upsert.sqlite", stored: stored)
@@ -141,6 +163,7 @@ struct BulkBenchmark: ParsableCommand {
             throw BenchError.wrongAnswer("upsert: \(upserted), counts \(upsertArbor.count), \(upsertSQLite.count)")
         }
         add("upsert: half new, ON CONFLICT DO UPDATE", arborUpsert, sqliteUpsert)
+        }
         return report
     }
 

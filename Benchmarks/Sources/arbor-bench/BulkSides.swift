@@ -98,6 +98,39 @@ struct ArborStopsSide {
         }
     }
 
+    /// Find-or-create with batch requests: per batch, one fetch of the batch's identifiers with
+    /// IN (their object IDs, no objects), then one upsert that updates those found and inserts
+    /// the rest. Returns how many were found.
+    func findOrCreateWithBatchRequests(_ stops: [IncomingStop], batch: Int) throws -> Int {
+        let context = container.newBackgroundContext()
+        let coordinator = container.persistentStoreCoordinator
+        return try context.performAndWait {
+            var found = 0
+            for start in stride(from: 0, to: stops.count, by: batch) {
+                let part = stops[start..<min(start + batch, stops.count)]
+                let request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "identifier IN %@", part.map(\.identifier)))
+                let existing = try context.fetchObjectIDs(request)
+                found += existing.count
+                var next = part.startIndex
+                var upsert = BatchInsertRequest(entityName: "Stop") { object in
+                    guard next < part.endIndex else { return true }
+                    let incoming = part[next]
+                    next += 1
+                    object.setValue(.int(incoming.identifier), forKey: "identifier")
+                    object.setValue(.string(incoming.stopID), forKey: "stopID")
+                    object.setValue(.string(incoming.name), forKey: "name")
+                    object.setValue(.double(incoming.latitude), forKey: "latitude")
+                    object.setValue(.double(incoming.longitude), forKey: "longitude")
+                    return false
+                }
+                upsert.conflictRule = .update
+                upsert.conflictConstraint = ["identifier"]
+                _ = try coordinator.execute(upsert)
+            }
+            return found
+        }
+    }
+
     /// The same with one fetch per record (what the batched pattern replaces).
     func findOrCreateOneByOne(_ stops: [IncomingStop], batch: Int) throws -> Int {
         let context = container.newBackgroundContext()

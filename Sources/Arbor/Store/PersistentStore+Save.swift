@@ -79,8 +79,9 @@ final class SaveWriter {
     /// rows of the save hit the index (a large import would otherwise revisit every leaf again
     /// and again after the transaction spilled it).
     /// Keyed by the index description (hashing its identity, not its tree's name, per row).
-    var indexDeletes: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
-    var indexPuts: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
+    /// Removals and additions stay in the order made (the last change to a key wins): a row
+    /// inserted by one chunk of a batch and updated by a later one keeps only its new entry.
+    var indexChanges: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
     /// Buffers for the keys and rows `writeRow` builds, reused from row to row.
     private var oldKeyBuffer: [UInt8] = []
     private var newKeyBuffer: [UInt8] = []
@@ -278,11 +279,11 @@ final class SaveWriter {
             let hasOld = old.map { keys.appendIndexKey(index, columns: $0.columns, key: id.primaryKey, to: &oldKeyBuffer) } ?? false
             let hasNew = keys.appendIndexKey(index, columns: columns, key: id.primaryKey, to: &newKeyBuffer)
             guard hasOld != hasNew || (hasOld && oldKeyBuffer != newKeyBuffer) else { continue }
-            if hasOld { oldKeyBuffer.withUnsafeBytes { indexDeletes[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key: $0) } }
+            if hasOld { oldKeyBuffer.withUnsafeBytes { indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key: $0) } }
             if hasNew {
                 let value = keys.entryValue(info.code, root: info.rootCode)
                 newKeyBuffer.withUnsafeBytes { key in
-                    value.withUnsafeBytes { indexPuts[ObjectIdentifier(index), default: (index, TreeChanges())].changes.put(key: key, value: $0) }
+                    value.withUnsafeBytes { indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.put(key: key, value: $0) }
                 }
                 // Values that take a unique index's entry are checked (nil never conflicts).
                 if index.isUnique, index.slots.allSatisfy({ $0 < columns.count && !columns[$0].isNull }) {
@@ -304,6 +305,50 @@ final class SaveWriter {
             try tx.tree(info.rowTree).put(keys.rowKey(id.primaryKey), RowCodec.encode(row))
         }
         if keepsWrittenRows { written[id] = row }
+    }
+
+    /// Writes the stored row `old` of `id` with the columns of `replacements` changed (attributes
+    /// only: no reference, so no order key moves), in its encoded form: the other columns are
+    /// copied as they are stored. Index entries of indexes on the replaced slots move; the
+    /// version goes up by one. The row write is deferred (`defersRowWrites` must be on).
+    func patchRow(_ id: ObjectID, old: StoredRow, replacements: [(slot: Int, value: ColumnValue)], changed: SlotMask) throws {
+        let info = id.info, keys = store.keys
+        let new = PatchedColumns(base: old.columns, replacements: replacements)
+        for index in info.indexes {
+            if !index.slots.contains(where: changed.contains), !(index.orderSlot.map(changed.contains) ?? false) { continue }
+            oldKeyBuffer.removeAll(keepingCapacity: true)
+            newKeyBuffer.removeAll(keepingCapacity: true)
+            let hasOld = keys.appendIndexKey(index, columns: old.columns, key: id.primaryKey, to: &oldKeyBuffer)
+            let hasNew = keys.appendIndexKey(index, columns: new, key: id.primaryKey, to: &newKeyBuffer)
+            guard hasOld != hasNew || (hasOld && oldKeyBuffer != newKeyBuffer) else { continue }
+            if hasOld { oldKeyBuffer.withUnsafeBytes { indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key: $0) } }
+            if hasNew {
+                let value = keys.entryValue(info.code, root: info.rootCode)
+                newKeyBuffer.withUnsafeBytes { key in
+                    value.withUnsafeBytes { indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.put(key: key, value: $0) }
+                }
+                if index.isUnique, index.slots.allSatisfy({ $0 < new.count && !new[$0].isNull }) {
+                    uniqueEntries[ObjectIdentifier(index), default: (index, [])].entries.append((newKeyBuffer, id))
+                }
+            }
+        }
+        let (nextVersion, overflow) = old.version.addingReportingOverflow(1)
+        oldKeyBuffer.removeAll(keepingCapacity: true)
+        keys.appendRowKey(id.primaryKey, to: &oldKeyBuffer)
+        newKeyBuffer.removeAll(keepingCapacity: true)
+        newKeyBuffer.append(RowCodec.formatByte)
+        RowCodec.appendVarint(overflow ? 1 : nextVersion, &newKeyBuffer)
+        RowCodec.appendVarint(UInt64(old.entityCode), &newKeyBuffer)
+        for position in 0..<old.columns.count {
+            if let replacement = replacements.first(where: { $0.slot == position }) {
+                RowCodec.append(replacement.value, &newKeyBuffer)
+            } else {
+                old.columns.appendEncoded(position, to: &newKeyBuffer)
+            }
+        }
+        oldKeyBuffer.withUnsafeBytes { key in
+            newKeyBuffer.withUnsafeBytes { rowWrites[info.rowTree, default: TreeChanges()].put(key: key, value: $0) }
+        }
     }
 
     private func deleteRow(_ delete: SaveRequest.RowDelete) throws {
@@ -344,21 +389,17 @@ final class SaveWriter {
 
     /// Index and foreign-key changes collected and not yet applied.
     var pendingIndexChanges: Int {
-        indexDeletes.values.reduce(0) { $0 + $1.changes.count } + indexPuts.values.reduce(0) { $0 + $1.changes.count }
+        indexChanges.values.reduce(0) { $0 + $1.changes.count }
     }
 
     /// Applies the collected index and foreign-key changes (of the indexes `only` accepts).
     func flushIndexes(only: (EntityInfo.Index) -> Bool = { _ in true }) throws {
         // A tree may collect entries under several descriptions (an index inherited by
-        // sub-entities): its removals go first, so a row's moved entry ends up present.
+        // sub-entities); each row's entries are under its own entity's, so they concatenate.
         var byTree: [String: TreeChanges] = [:]
-        for (key, (index, changes)) in indexDeletes where only(index) {
-            byTree[index.tree, default: TreeChanges()].append(contentsOf: changes)
-            indexDeletes[key] = nil
-        }
-        for (key, (index, changes)) in indexPuts where only(index) {
-            byTree[index.tree, default: TreeChanges()].append(contentsOf: changes)
-            indexPuts[key] = nil
+        for (key, (index, changes)) in indexChanges where only(index) {
+            indexChanges[key] = nil
+            if byTree[index.tree] == nil { byTree[index.tree] = changes } else { byTree[index.tree]?.append(contentsOf: changes) }
         }
         for (name, changes) in byTree { try tx.tree(name).apply(changes) }
     }

@@ -49,6 +49,14 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
         }
     }
 
+    /// Appends the encoding of the column at `position` to `out` (copied as it is when kept encoded).
+    func appendEncoded(_ position: Int, to out: inout [UInt8]) {
+        switch storage {
+        case .values(let values): RowCodec.append(values[position], &out)
+        case .encoded(let encoded): encoded.appendRaw(position, to: &out)
+        }
+    }
+
     /// Whether the columns are kept encoded (tests).
     var isEncoded: Bool { if case .encoded = storage { return true } else { return false } }
 
@@ -125,6 +133,17 @@ final class EncodedColumns: ManagedBuffer<EncodedColumns.Header, UInt8> {
         withUnsafeMutablePointers { header, elements in
             precondition(position >= 0 && position < header.pointee.count, "column index out of range")
             return RowCodec.isReferenceTag(elements[2 * header.pointee.count + offset(position, elements)])
+        }
+    }
+
+    /// Appends column `position`'s encoded bytes (tag and payload) to `out`, as they are.
+    func appendRaw(_ position: Int, to out: inout [UInt8]) {
+        withUnsafeMutablePointers { header, elements in
+            let count = header.pointee.count
+            precondition(position >= 0 && position < count, "column index out of range")
+            let start = 2 * count + offset(position, elements)
+            let end = position + 1 < count ? 2 * count + offset(position + 1, elements) : header.pointee.used
+            out.append(contentsOf: UnsafeRawBufferPointer(start: elements + start, count: max(0, end - start)))
         }
     }
 
@@ -241,5 +260,21 @@ enum UTF8Check {
             index += length
         }
         return true
+    }
+}
+
+/// A row's columns with some replaced (a batch update's new values over the stored row),
+/// read without copying the others.
+struct PatchedColumns: RandomAccessCollection {
+    let base: RowColumns
+    /// (slot, new value), few.
+    let replacements: [(slot: Int, value: ColumnValue)]
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { base.count }
+
+    subscript(position: Int) -> ColumnValue {
+        for replacement in replacements where replacement.slot == position { return replacement.value }
+        return base[position]
     }
 }

@@ -137,7 +137,7 @@ extension PersistentStore {
             guard let concrete = model.infosByCode[row.entityCode] else { continue }
             for index in concrete.indexes {
                 if let key = keys.indexKey(index, columns: row.columns, key: id.primaryKey) {
-                    writer.indexDeletes[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key)
+                    writer.indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key)
                 }
             }
             rowDeletes[concrete.rowTree, default: []].append(keys.rowKey(id.primaryKey))

@@ -93,10 +93,17 @@ struct UpdateAssignment {
     /// Sets this property in `columns` (a copy of `old`'s), or reports why it cannot for the
     /// row of `id` in `failures`.
     func apply(to columns: inout [ColumnValue], old: RowColumns, id: ObjectID, failures: inout [ValidationFailure]) {
-        guard slot < columns.count else { return }
+        guard slot < columns.count, let value = newValue(old: old, id: id, failures: &failures) else { return }
+        columns[slot] = value
+    }
+
+    /// The property's new column for the stored row `old` of `id`; nil, with the reason in
+    /// `failures`, when it cannot be set.
+    func newValue(old: RowColumns, id: ObjectID, failures: inout [ValidationFailure]) -> ColumnValue? {
+        guard slot < old.count else { return nil }
         switch source {
         case .column(let column):
-            columns[slot] = column
+            return column
         case .expression(let expression, let slots):
             let computed: AttributeValue
             do {
@@ -106,18 +113,18 @@ struct UpdateAssignment {
                 }
             } catch {
                 failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: key, kind: .invalidValue("\(expression): \(error)")))
-                return
+                return nil
             }
             guard let type, let value = computed.coerced(to: type) else {
                 failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: key,
                                                   kind: .typeMismatch(expected: type ?? .int64, found: "\(computed.kindName) \(computed)")))
-                return
+                return nil
             }
             if value.isNull && !isOptional {
                 failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: key, kind: .missingValue))
-                return
+                return nil
             }
-            columns[slot] = .value(value)
+            return .value(value)
         }
     }
 }
@@ -156,6 +163,8 @@ extension PersistentStore {
                 writer.defersRowWrites = true
                 // Unique indexes the update can change are checked chunk by chunk.
                 let checksUniqueness = info.indexes.contains { $0.isUnique && $0.slots.contains(where: slots.contains) }
+                // Only attributes change: rows are rewritten in their encoded form (no order key moves).
+                let patchesRows = assignments.allSatisfy { $0.type != nil }
                 var start = 0
                 while start < matched.count {
                     let chunk = Array(matched[start..<min(start + Self.updateChunk, matched.count)])
@@ -168,6 +177,19 @@ extension PersistentStore {
                             throw StoreError.corruptRow(location: "\(info.rowTree)/\(key)", detail: "entity code \(row.entityCode) is not \(info.name) or a sub-entity")
                         }
                         let id = ObjectID(info: concrete, store: identifier, key: key)
+                        if patchesRows {
+                            // Attributes only: the row rewritten in its encoded form.
+                            var replacements: [(slot: Int, value: ColumnValue)] = []
+                            for assignment in assignments {
+                                guard let value = assignment.newValue(old: row.columns, id: id, failures: &failures) else { continue }
+                                if value != row.columns[assignment.slot] { replacements.append((assignment.slot, value)) }
+                            }
+                            if !replacements.isEmpty && failures.isEmpty {
+                                try writer.patchRow(id, old: row, replacements: replacements, changed: changedSlots)
+                                changed.append(id)
+                            }
+                            return failures.count < Self.batchFailureLimit
+                        }
                         var columns = row.columns.values
                         var differs = false
                         for assignment in assignments {
