@@ -92,11 +92,13 @@ struct PackedBytes {
 
     mutating func append(_ string: [UInt8], flagged: Bool = false) {
         bytes.append(contentsOf: string)
+        checkOffsets()
         ends.append(UInt32(bytes.count) | (flagged ? Self.flagBit : 0))
     }
 
     mutating func append(_ string: UnsafeRawBufferPointer, flagged: Bool = false) {
         bytes.append(contentsOf: string)
+        checkOffsets()
         ends.append(UInt32(bytes.count) | (flagged ? Self.flagBit : 0))
     }
 
@@ -106,8 +108,16 @@ struct PackedBytes {
         let from = other.start(range.lowerBound), to = other.end(range.upperBound - 1)
         let shift = UInt32(bytes.count) &- UInt32(from)
         bytes.append(contentsOf: other.bytes[from..<to])
+        checkOffsets()
         ends.reserveCapacity(ends.count + range.count)
         for index in range { ends.append(other.ends[index] &+ shift) }
+    }
+
+    /// Offsets must stay below the flag bit; the writers that collect large batches
+    /// (`TreeChanges`) apply them long before (a violation would be a programming error, and
+    /// silently flagging strings would corrupt a tree).
+    @inline(__always) private func checkOffsets() {
+        precondition(bytes.count <= Int(Self.endMask), "packed strings exceed 2 GiB")
     }
 
     mutating func append(contentsOf other: PackedBytes) { append(contentsOf: other, 0..<other.count) }

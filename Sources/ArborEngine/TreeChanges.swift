@@ -16,6 +16,8 @@ public struct TreeChanges {
     /// The number of changes collected (a key changed twice counts twice).
     public var count: Int { keys.count }
     public var isEmpty: Bool { keys.isEmpty }
+    /// Bytes of the keys and values collected.
+    public var byteCount: Int { keys.byteCount + values.byteCount }
 
     /// Stores `value` under `key` (replacing what is there).
     public mutating func put(_ key: [UInt8], _ value: [UInt8]) {
@@ -50,63 +52,5 @@ public struct TreeChanges {
     public mutating func removeAll() {
         keys = PackedBytes()
         values = PackedBytes()
-    }
-
-    /// Positions of the changes to apply, in ascending key order; of several changes to one
-    /// key, only the last given.
-    /// - Complexity: O(n) when they were given in key order, O(n log n) otherwise.
-    func order() -> [Int] {
-        let count = keys.count
-        var order = Array(0..<count)
-        var sorted = true
-        for index in 1..<max(count, 1) where compare(index - 1, index) > 0 {
-            sorted = false
-            break
-        }
-        if !sorted {
-            // By the first eight bytes of each key (most comparisons end there), then runs of
-            // equal prefixes by the whole key; ties keep the order given.
-            var pairs = (0..<count).map { (prefix: prefix($0), position: Int32($0)) }
-            pairs.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : $0.position < $1.position }
-            var start = 0
-            while start < count {
-                var end = start + 1
-                while end < count && pairs[end].prefix == pairs[start].prefix { end += 1 }
-                if end - start > 1 {
-                    pairs[start..<end].sort { a, b in
-                        let order = compare(Int(a.position), Int(b.position))
-                        return order != 0 ? order < 0 : a.position < b.position
-                    }
-                }
-                start = end
-            }
-            for index in 0..<count { order[index] = Int(pairs[index].position) }
-        }
-        // The last change to each key wins.
-        var result: [Int] = []
-        result.reserveCapacity(count)
-        for position in order {
-            if let last = result.last, compare(last, position) == 0 {
-                result[result.count - 1] = position
-            } else {
-                result.append(position)
-            }
-        }
-        return result
-    }
-
-    /// Key `a` against key `b`, in byte order.
-    func compare(_ a: Int, _ b: Int) -> Int {
-        keys.withBytes(a) { left in keys.withBytes(b) { right in compareBytes(left, right) } }
-    }
-
-    /// The first eight bytes of key `index`, big-endian (zero-padded): ordered as the keys are
-    /// wherever they differ.
-    private func prefix(_ index: Int) -> UInt64 {
-        keys.withBytes(index) { key in
-            var value: UInt64 = 0
-            for offset in 0..<8 { value = value << 8 | UInt64(offset < key.count ? key[offset] : 0) }
-            return value
-        }
     }
 }

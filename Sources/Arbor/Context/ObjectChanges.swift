@@ -16,23 +16,40 @@ public struct ObjectIDSet: Sequence, Sendable {
 
     /// The set of `ids` (temporary IDs included as they are).
     public init<S: Sequence>(_ ids: S) where S.Element == ObjectID {
-        var byGroup: [String: (store: UUID?, info: EntityInfo, keys: [Int64])] = [:]
+        var byGroup: [GroupKey: (store: UUID, info: EntityInfo, keys: [Int64])] = [:]
         var temporary: [ObjectID] = []
+        var last: GroupKey?
+        var lastKeys: [Int64] = []
         for id in ids {
             guard let store = id.storeIdentifier else {
                 temporary.append(id)
                 continue
             }
-            byGroup["\(store)/\(id.info.name)", default: (store, id.info, [])].keys.append(id.primaryKey)
+            // Runs of one entity (the usual order) gather without a lookup per ID.
+            let key = GroupKey(store: store, info: ObjectIdentifier(id.info))
+            if key != last {
+                if let last { byGroup[last]?.keys.append(contentsOf: lastKeys) }
+                lastKeys.removeAll(keepingCapacity: true)
+                if byGroup[key] == nil { byGroup[key] = (store, id.info, []) }
+                last = key
+            }
+            lastKeys.append(id.primaryKey)
         }
-        for (store, info, keys) in byGroup.values.sorted(by: { $0.info.name < $1.info.name }) {
-            if let store { append(store: store, info: info, keys: keys) }
+        if let last { byGroup[last]?.keys.append(contentsOf: lastKeys) }
+        for (store, info, keys) in byGroup.values.sorted(by: { ($0.info.name, $0.store.uuidString) < ($1.info.name, $1.store.uuidString) }) {
+            append(store: store, info: info, keys: keys)
         }
         // Temporary IDs name no row; they are kept only so `contains` answers for them.
         self.temporary = Set(temporary)
     }
 
     private var temporary: Set<ObjectID> = []
+
+    /// A store and an entity, identifying a group while IDs are gathered.
+    private struct GroupKey: Hashable {
+        let store: UUID
+        let info: ObjectIdentifier
+    }
 
     /// Adds `keys` of `info`'s rows in `store` (in any order, repeats allowed).
     mutating func append(store: UUID, info: EntityInfo, keys: [Int64]) {
@@ -55,6 +72,23 @@ public struct ObjectIDSet: Sequence, Sendable {
         } else {
             groups.append(Group(store: store, info: info, keys: sorted))
         }
+    }
+
+    /// Adds the ID of `info`'s row `key` in `store`.
+    /// - Complexity: amortized O(1) when each entity's keys come ascending (a batch request
+    ///   meets rows in key order), as `append(store:info:keys:)` otherwise.
+    mutating func insert(store: UUID, info: EntityInfo, key: Int64) {
+        if let last = groups.indices.last, groups[last].info === info, groups[last].store == store,
+           let lastKey = groups[last].keys.last, lastKey < key {
+            groups[last].keys.append(key)
+        } else {
+            append(store: store, info: info, keys: [key])
+        }
+    }
+
+    /// The row-cache keys of the IDs (temporary IDs name no row).
+    var rowKeys: [RowKey] {
+        groups.flatMap { group in group.keys.map { RowKey(root: group.info.rootCode, key: $0) } }
     }
 
     private static func merged(_ a: [Int64], _ b: [Int64]) -> [Int64] {

@@ -74,18 +74,22 @@ public struct ObjectExpression: Hashable, Sendable, CustomStringConvertible {
         case .constant(let constant): return constant
         case .key(let key): return try value(key)
         case .negate(let inner):
-            switch try evaluate(inner, value) {
-            case .null: return .null
-            case .int(let v):
-                guard v != .min else { throw ExpressionError.overflow("-(\(v))") }
-                return .int(-v)
-            case .double(let v): return .double(-v)
-            case .float(let v): return .double(-Double(v))
-            case .decimal(let v): return .decimal(-v)
-            case let other: throw ExpressionError.operand("-", other.kindName)
-            }
+            return try negate(try evaluate(inner, value))
         case .binary(let op, let leftNode, let rightNode):
             return try apply(op, try evaluate(leftNode, value), try evaluate(rightNode, value))
+        }
+    }
+
+    static func negate(_ value: AttributeValue) throws -> AttributeValue {
+        switch value {
+        case .null: return .null
+        case .int(let v):
+            guard v != .min else { throw ExpressionError.overflow("-(\(v))") }
+            return .int(-v)
+        case .double(let v): return .double(-v)
+        case .float(let v): return .double(-Double(v))
+        case .decimal(let v): return .decimal(-v)
+        case let other: throw ExpressionError.operand("-", other.kindName)
         }
     }
 

@@ -82,9 +82,15 @@ final class SaveWriter {
     /// Removals and additions stay in the order made (the last change to a key wins): a row
     /// inserted by one chunk of a batch and updated by a later one keeps only its new entry.
     var indexChanges: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
+    /// The indexes of the entity last patched that its changed slots move (one batch update
+    /// patches with the same slots throughout).
+    private var patchedIndexes: (info: EntityInfo, changed: SlotMask, indexes: [EntityInfo.Index])?
     /// Buffers for the keys and rows `writeRow` builds, reused from row to row.
     private var oldKeyBuffer: [UInt8] = []
     private var newKeyBuffer: [UInt8] = []
+    /// A unique index whose new entries are known to be unique already: a batch insert's
+    /// conflict constraint, whose values were looked up before the rows were written.
+    var resolvedUniqueIndex: EntityInfo.Index?
     /// Entries this writer added to unique indexes, for `checkUniqueness`.
     var uniqueEntries: [ObjectIdentifier: (index: EntityInfo.Index, entries: [(key: [UInt8], id: ObjectID)])] = [:]
     /// With `defersRowWrites`: rows to write, per row tree, applied with the index entries.
@@ -286,7 +292,7 @@ final class SaveWriter {
                     value.withUnsafeBytes { indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.put(key: key, value: $0) }
                 }
                 // Values that take a unique index's entry are checked (nil never conflicts).
-                if index.isUnique, index.slots.allSatisfy({ $0 < columns.count && !columns[$0].isNull }) {
+                if index.isUnique, index !== resolvedUniqueIndex, index.slots.allSatisfy({ $0 < columns.count && !columns[$0].isNull }) {
                     uniqueEntries[ObjectIdentifier(index), default: (index, [])].entries.append((newKeyBuffer, id))
                 }
             }
@@ -314,8 +320,12 @@ final class SaveWriter {
     func patchRow(_ id: ObjectID, old: StoredRow, replacements: [(slot: Int, value: ColumnValue)], changed: SlotMask) throws {
         let info = id.info, keys = store.keys
         let new = PatchedColumns(base: old.columns, replacements: replacements)
-        for index in info.indexes {
-            if !index.slots.contains(where: changed.contains), !(index.orderSlot.map(changed.contains) ?? false) { continue }
+        if patchedIndexes?.info !== info || patchedIndexes?.changed != changed {
+            patchedIndexes = (info, changed, info.indexes.filter { index in
+                index.slots.contains(where: changed.contains) || (index.orderSlot.map(changed.contains) ?? false)
+            })
+        }
+        for index in patchedIndexes?.indexes ?? [] {
             oldKeyBuffer.removeAll(keepingCapacity: true)
             newKeyBuffer.removeAll(keepingCapacity: true)
             let hasOld = keys.appendIndexKey(index, columns: old.columns, key: id.primaryKey, to: &oldKeyBuffer)
@@ -387,9 +397,16 @@ final class SaveWriter {
         rowWrites = [:]
     }
 
-    /// Index and foreign-key changes collected and not yet applied.
-    var pendingIndexChanges: Int {
-        indexChanges.values.reduce(0) { $0 + $1.changes.count }
+    /// Whether the index and foreign-key changes collected and not yet applied have reached
+    /// `PersistentStore.indexChangeBudget` changes or `indexByteBudget` bytes (a buffer of
+    /// changes stays far below the 2 GiB its offsets can address).
+    var indexChangesAreDue: Bool {
+        var count = 0, bytes = 0
+        for (_, changes) in indexChanges.values {
+            count += changes.count
+            bytes += changes.byteCount
+        }
+        return count >= PersistentStore.indexChangeBudget || bytes >= PersistentStore.indexByteBudget
     }
 
     /// Applies the collected index and foreign-key changes (of the indexes `only` accepts).
@@ -552,13 +569,16 @@ final class SaveWriter {
         for (index, entries) in uniqueEntries.values {
             let tree = try tx.tree(index.tree)
             let cursor = try tree.makeCursor()
-            for (key, id) in entries.sorted(by: { compareBytes($0.key, $1.key) < 0 }) {
+            // In key order, so the cursor moves forward (positions sorted: no entry is copied).
+            let order = entries.indices.sorted { compareBytes(entries[$0].key, entries[$1].key) < 0 }
+            for position in order {
+                let (key, id) = entries[position]
                 guard let start = key.withUnsafeBytes({ TupleKey.lastComponentStart(in: $0) }) else { continue }
                 var other: ObjectID?
                 // The entries with these values, in key order (by primary key): another row's
                 // is the first, or the one after this row's.
-                let prefix = Array(key[..<start])
-                var positioned = try cursor.seek(prefix)
+                let prefix = key[..<start]
+                var positioned = try cursor.seek(Array(prefix))
                 var steps = 0
                 while positioned && steps < 2 {
                     steps += 1
@@ -584,7 +604,7 @@ final class SaveWriter {
 
 /// Column slots as bits, for telling which of a row's index entries a write can change. Slots
 /// from 64 on are always taken as included (a wider entity only checks more indexes).
-struct SlotMask {
+struct SlotMask: Equatable {
     private var bits: UInt64 = 0
 
     init() {}

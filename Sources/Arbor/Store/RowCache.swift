@@ -10,6 +10,11 @@ struct RowKey: Hashable, Sendable {
         key = id.primaryKey
     }
 
+    init(root: UInt16, key: Int64) {
+        self.root = root
+        self.key = key
+    }
+
     // One combine: the root code goes into the key's top bits (hierarchies are few, keys
     // rarely use them), so hashing a key costs one round, not two.
     func hash(into hasher: inout Hasher) {
@@ -141,8 +146,19 @@ final class RowCache: Sendable {
 
     /// Applies a batch request's commit (transaction `snapshot`): the rows of `changed` are
     /// no longer cached (read again when next needed); past a few thousand, no row is.
-    func applyBatch(changed: [RowKey], snapshot: UInt64) {
-        guard changed.count <= 4_096 else {
+    /// Past this many changed rows a batch forgets every cached row instead of looking each up.
+    static let batchForgetsAll = 4_096
+
+    func applyBatch(changed: ObjectIDSet, snapshot: UInt64) {
+        if changed.count > Self.batchForgetsAll {
+            applyBatch(changed: [], forgetsAll: true, snapshot: snapshot)
+        } else {
+            applyBatch(changed: changed.rowKeys, snapshot: snapshot)
+        }
+    }
+
+    func applyBatch(changed: [RowKey], forgetsAll: Bool = false, snapshot: UInt64) {
+        guard !forgetsAll && changed.count <= Self.batchForgetsAll else {
             state.withLock { state in
                 for key in state.entries.keys { state.entries[key]?.row = nil }
                 state.snapshot = max(state.snapshot, snapshot)

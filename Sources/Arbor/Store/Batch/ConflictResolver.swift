@@ -82,18 +82,21 @@ struct ConflictResolver {
         }
         let keys = store.keys
         let prefixes = chunk.map { keys.uniquePrefix(index, columns: $0.columns) }
-        let stored = try storedEntries(index, prefixes.compactMap { $0 })
-        // Where each constraint value went in this chunk; the objects whose values go to a
-        // stored row, merged once the rows are read (in key order, by one cursor).
-        var seen: [[UInt8]: Target] = [:]
+        // Objects with equal values form a group (numbered in key order); each group's stored
+        // row, if any, is found by one cursor seeking the groups in key order.
+        let (groups, groupCount) = Self.groups(of: prefixes)
+        let stored = try storedEntries(index, prefixes, groups: groups, groupCount: groupCount)
+        // Where each group went in this chunk; the objects whose values go to a stored row,
+        // merged once the rows are read (in key order, by one cursor).
+        var seen = [Target?](repeating: nil, count: groupCount)
         var merges: [(object: Int, into: ObjectID)] = []
         var updated: [ObjectID: Int] = [:]
-        for (position, (object, prefix)) in zip(chunk, prefixes).enumerated() {
-            guard let prefix else {  // a nil value conflicts with nothing
+        for (position, object) in chunk.enumerated() {
+            guard let group = groups[position] else {  // a nil value conflicts with nothing
                 insert(object)
                 continue
             }
-            if let earlier = seen[prefix] {
+            if let earlier = seen[group] {
                 targets.append(earlier)
                 if rule == .ignore {
                     ignoredCount += 1
@@ -104,7 +107,7 @@ struct ConflictResolver {
                 }
                 continue
             }
-            if let existing = stored[prefix] {
+            if let existing = stored[group] {
                 // A stored object of another entity of the hierarchy has other columns: it can
                 // be given way to, not updated.
                 guard rule == .ignore || existing.info.code == info.code else {
@@ -113,7 +116,7 @@ struct ConflictResolver {
                     targets.append(.existing(existing))
                     continue
                 }
-                seen[prefix] = .existing(existing)
+                seen[group] = .existing(existing)
                 targets.append(.existing(existing))
                 if rule == .ignore {
                     ignoredCount += 1
@@ -123,7 +126,7 @@ struct ConflictResolver {
                 }
                 continue
             }
-            seen[prefix] = .inserted(inserts.count)
+            seen[group] = .inserted(inserts.count)
             insert(object)
         }
         if !updated.isEmpty {
@@ -171,32 +174,45 @@ struct ConflictResolver {
         }
     }
 
-    /// The stored entries of `index` whose leading components are each of `prefixes`, by
-    /// prefix: one cursor over the sorted prefixes.
-    private func storedEntries(_ index: EntityInfo.Index, _ prefixes: [[UInt8]]) throws -> [[UInt8]: ObjectID] {
-        var found: [[UInt8]: ObjectID] = [:]
-        var sorted = prefixes.sorted { compareBytes($0, $1) < 0 }
-        sorted.removeDuplicates()
+    /// The group of each prefix (nil for none): equal prefixes share one, numbered in
+    /// ascending key order.
+    static func groups(of prefixes: [[UInt8]?]) -> (groups: [Int?], count: Int) {
+        let present = prefixes.indices.filter { prefixes[$0] != nil }
+        let sorted = present.sorted { a, b in
+            let order = compareBytes(prefixes[a] ?? [], prefixes[b] ?? [])
+            return order != 0 ? order < 0 : a < b
+        }
+        var groups = [Int?](repeating: nil, count: prefixes.count)
+        var count = 0
+        for (place, position) in sorted.enumerated() {
+            if place > 0 && prefixes[sorted[place - 1]] == prefixes[position] {
+                groups[position] = count - 1
+            } else {
+                groups[position] = count
+                count += 1
+            }
+        }
+        return (groups, count)
+    }
+
+    /// The stored object of each group (nil where none has the group's values): one cursor
+    /// seeking the groups' prefixes in key order.
+    private func storedEntries(_ index: EntityInfo.Index, _ prefixes: [[UInt8]?], groups: [Int?], groupCount: Int) throws -> [ObjectID?] {
+        var prefixOfGroup = [[UInt8]](repeating: [], count: groupCount)
+        for (position, group) in groups.enumerated() {
+            if let group, let prefix = prefixes[position] { prefixOfGroup[group] = prefix }
+        }
+        var found = [ObjectID?](repeating: nil, count: groupCount)
         let cursor = try tx.tree(index.tree).makeCursor()
-        for prefix in sorted {
+        for (group, prefix) in prefixOfGroup.enumerated() {
             // The first entry at or after the values: theirs when it starts with them.
             guard try cursor.seek(prefix) else { break }
             guard let pk = cursor.withKey({ key in key.starts(with: prefix) ? IndexKeys.trailingKey(key) : nil }) ?? nil else { continue }
             guard let code = try cursor.withValue({ store.keys.entryCode(from: $0, root: info.rootCode) }) ?? nil else {
                 throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
             }
-            found[prefix] = try store.objectID(code: code, key: pk, location: index.tree)
+            found[group] = try store.objectID(code: code, key: pk, location: index.tree)
         }
         return found
-    }
-}
-
-extension Array where Element == [UInt8] {
-    /// Removes repeats from a sorted array.
-    mutating func removeDuplicates() {
-        var unique: [[UInt8]] = []
-        unique.reserveCapacity(count)
-        for element in self where unique.last != element { unique.append(element) }
-        self = unique
     }
 }

@@ -22,19 +22,28 @@ struct DeletionPlan {
 
     func isDoomed(_ id: ObjectID) -> Bool { doomedKeys.contains(RowKey(id)) }
 
-    /// Adds `named` and, through cascade rules, every row they reach (breadth first, each once).
+    /// Adds `named` and, through cascade rules, every row they reach (breadth first, each once):
+    /// a level's rows are read together, in key order, one cursor per hierarchy.
     mutating func collect(_ named: [ObjectID]) throws {
-        var queue = named
-        var next = 0
-        while next < queue.count {
-            let id = queue[next]
-            next += 1
-            guard !doomedKeys.contains(RowKey(id)), let row = try store.readRow(tx, id) else { continue }
-            doomedKeys.insert(RowKey(id))
-            doomed.append((id, row))
-            for relationship in id.info.relationships where relationship.description.deleteRule == .cascade {
-                queue.append(contentsOf: try related(id, row, relationship))
+        var level = named
+        while !level.isEmpty {
+            var fresh: [ObjectID] = []
+            for id in level where !doomedKeys.contains(RowKey(id)) {
+                doomedKeys.insert(RowKey(id))
+                fresh.append(id)
             }
+            var next: [ObjectID] = []
+            for (id, row) in zip(fresh, try store.readRows(tx, fresh)) {
+                guard let row else {
+                    doomedKeys.remove(RowKey(id))
+                    continue
+                }
+                doomed.append((id, row))
+                for relationship in id.info.relationships where relationship.description.deleteRule == .cascade {
+                    next.append(contentsOf: try related(id, row, relationship))
+                }
+            }
+            level = next
         }
     }
 

@@ -55,7 +55,7 @@ extension PersistentStore {
         }
         var count = 0
         var ids: [ObjectID]? = request.resultType == .objectIDs ? [] : nil
-        var inserted = ObjectIDSet(), updated: [ObjectID] = []
+        var inserted = ObjectIDSet(), updated = ObjectIDSet()
         var insertedCount = 0, ignoredCount = 0
         // One object refilled for every row: its array of columns is cleared, not reallocated.
         var object = BatchInsertObject(info: info)
@@ -66,6 +66,9 @@ extension PersistentStore {
                 let writer = SaveWriter(store: self, tx: tx)
                 writer.keepsWrittenRows = false
                 writer.defersRowWrites = true
+                // Conflicts on the constraint are resolved against the stored rows (and within
+                // each chunk) before rows are written: its entries need no second check.
+                writer.resolvedUniqueIndex = constraint
                 var finished = false
                 while !finished {
                     // Rows are complete and their references resolved here, so the writer
@@ -98,8 +101,9 @@ extension PersistentStore {
                     writer.written = [:]
                     for update in resolver.updates {
                         try writer.writeRow(update.id, columns: update.columns, old: update.old)
-                        updated.append(update.id)
                     }
+                    // Only objects of the request's entity are updated (ConflictResolver).
+                    updated.append(store: identifier, info: info, keys: resolver.updates.map(\.id.primaryKey))
                     var rows = resolver.inserts.map(\.columns)
                     let firstKey = try writer.lastPrimaryKey(root: info.rootName) + 1
                     let rowCount = rows.count
@@ -130,14 +134,14 @@ extension PersistentStore {
                 try writer.flushIndexes()
                 try tx.commit()
                 // New rows are in no cache; updated ones are dropped from it.
-                rowCache.applyBatch(changed: updated.map(RowKey.init), snapshot: tx.transactionID)
+                rowCache.applyBatch(changed: updated, snapshot: tx.transactionID)
             } catch {
                 tx.abort()
                 throw error
             }
         } catch { throw storeError(error, path: path) }
         return BatchInsertResult(count: count, objectIDs: ids, insertedCount: insertedCount, updatedCount: count - insertedCount - ignoredCount,
-                                 ignoredCount: ignoredCount, changes: ObjectChanges(inserted: inserted, updated: ObjectIDSet(updated)))
+                                 ignoredCount: ignoredCount, changes: ObjectChanges(inserted: inserted, updated: updated))
     }
 
     /// The object's full row: defaults for what it did not set, its problems (and references
@@ -244,7 +248,7 @@ extension SaveWriter {
         // Rows append in key order; unique indexes are checked now, so they go now. Other
         // indexes take entries anywhere: gathered over chunks, each is rewritten once in a while.
         try flushRows()
-        let flushesAll = pendingIndexChanges >= PersistentStore.indexChangeBudget
+        let flushesAll = indexChangesAreDue
         try flushIndexes(only: { flushesAll || $0.isUnique })
         try checkUniqueness()
         if !failures.isEmpty { throw ValidationError(failures: failures) }

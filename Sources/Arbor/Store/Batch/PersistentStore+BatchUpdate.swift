@@ -6,8 +6,8 @@ struct UpdateAssignment {
     enum Source {
         /// The same column for every row (a constant, or a reference).
         case column(ColumnValue)
-        /// An attribute's value computed from each row's attributes (key → slot).
-        case expression(ObjectExpression, slots: [String: Int])
+        /// An attribute's value computed from each row's attributes.
+        case expression(CompiledExpression)
     }
 
     let key: String
@@ -41,15 +41,11 @@ struct UpdateAssignment {
                     result.append(UpdateAssignment(key: key, slot: attribute.slot, source: .column(.value(coerced)), type: type,
                                                    isOptional: optional, target: nil))
                 case .expression(let expression):
-                    var slots: [String: Int] = [:]
-                    for name in expression.keys.sorted() {
-                        guard let read = info.attribute(named: name) else {
-                            fail(key, .invalidValue("the expression reads \"\(name)\", which is not an attribute of \(info.name)"))
-                            continue
-                        }
-                        slots[name] = read.slot
+                    for name in expression.keys.sorted() where info.attribute(named: name) == nil {
+                        fail(key, .invalidValue("the expression reads \"\(name)\", which is not an attribute of \(info.name)"))
                     }
-                    result.append(UpdateAssignment(key: key, slot: attribute.slot, source: .expression(expression, slots: slots), type: type,
+                    guard let compiled = CompiledExpression(expression, slot: { info.attribute(named: $0)?.slot }) else { continue }
+                    result.append(UpdateAssignment(key: key, slot: attribute.slot, source: .expression(compiled), type: type,
                                                    isOptional: optional, target: nil))
                 case .object:
                     fail(key, .invalidValue("an attribute takes a value or an expression, not an object"))
@@ -104,15 +100,12 @@ struct UpdateAssignment {
         switch source {
         case .column(let column):
             return column
-        case .expression(let expression, let slots):
+        case .expression(let compiled):
             let computed: AttributeValue
             do {
-                computed = try expression.evaluate { name in
-                    guard let slot = slots[name], slot < old.count, case .value(let value) = old[slot] else { return .null }
-                    return value
-                }
+                computed = try compiled.evaluate(old)
             } catch {
-                failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: key, kind: .invalidValue("\(expression): \(error)")))
+                failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: key, kind: .invalidValue("\(compiled.expression): \(error)")))
                 return nil
             }
             guard let type, let value = computed.coerced(to: type) else {
@@ -133,14 +126,16 @@ extension PersistentStore {
     /// Rows read, computed and written per step of a batch update: bounds the rows held in
     /// memory at once (the transaction's dirty pages still grow with the whole request).
     static let updateChunk = 16_384
-    /// Index changes a batch update gathers before applying them (about 40 bytes each).
+    /// Index changes a batch request gathers before applying them (about 40 bytes each).
     static let indexChangeBudget = 8_000_000
+    /// Bytes of index changes a batch request gathers before applying them.
+    static let indexByteBudget = 512 << 20
 
     func batchUpdate(_ info: EntityInfo, _ request: BatchUpdateRequest) throws -> BatchUpdateResult {
         guard !isReadOnly else { throw StoreError.readOnlyStore(path: path) }
         let assignments = try UpdateAssignment.resolve(request.propertiesToUpdate, for: info)
         var matched: [Int64] = []
-        var changed: [ObjectID] = []
+        var changed = ObjectIDSet()
         do {
             let tx = try database.beginWrite()
             do {
@@ -165,6 +160,7 @@ extension PersistentStore {
                 let checksUniqueness = info.indexes.contains { $0.isUnique && $0.slots.contains(where: slots.contains) }
                 // Only attributes change: rows are rewritten in their encoded form (no order key moves).
                 let patchesRows = assignments.allSatisfy { $0.type != nil }
+                var replacements: [(slot: Int, value: ColumnValue)] = []
                 var start = 0
                 while start < matched.count {
                     let chunk = Array(matched[start..<min(start + Self.updateChunk, matched.count)])
@@ -179,14 +175,14 @@ extension PersistentStore {
                         let id = ObjectID(info: concrete, store: identifier, key: key)
                         if patchesRows {
                             // Attributes only: the row rewritten in its encoded form.
-                            var replacements: [(slot: Int, value: ColumnValue)] = []
+                            replacements.removeAll(keepingCapacity: true)
                             for assignment in assignments {
                                 guard let value = assignment.newValue(old: row.columns, id: id, failures: &failures) else { continue }
                                 if value != row.columns[assignment.slot] { replacements.append((assignment.slot, value)) }
                             }
                             if !replacements.isEmpty && failures.isEmpty {
                                 try writer.patchRow(id, old: row, replacements: replacements, changed: changedSlots)
-                                changed.append(id)
+                                changed.insert(store: identifier, info: concrete, key: key)
                             }
                             return failures.count < Self.batchFailureLimit
                         }
@@ -203,7 +199,7 @@ extension PersistentStore {
                     // Written after the chunk was read: writing moves the cursor's pages.
                     for (id, old, columns) in rows {
                         try writer.writeRow(id, columns: columns, old: old, changed: changedSlots)
-                        changed.append(id)
+                        changed.insert(store: identifier, info: id.info, key: id.primaryKey)
                     }
                     // Rows go chunk by chunk (in key order, they append to the row tree's pages
                     // as they come); index changes fall anywhere in their indexes, so they are
@@ -213,24 +209,20 @@ extension PersistentStore {
                         try writer.flushIndexes()
                         try writer.checkUniqueness()
                         if !writer.failures.isEmpty { throw ValidationError(failures: writer.failures) }
-                    } else if writer.pendingIndexChanges >= Self.indexChangeBudget {
+                    } else if writer.indexChangesAreDue {
                         try writer.flushIndexes()
                     }
                 }
                 try writer.flushIndexes()
                 try tx.commit()
-                rowCache.applyBatch(changed: changed.map(RowKey.init), snapshot: tx.transactionID)
+                rowCache.applyBatch(changed: changed, snapshot: tx.transactionID)
             } catch {
                 tx.abort()
                 throw error
             }
         } catch { throw storeError(error, path: path) }
-        var updated = ObjectIDSet()
-        for (info, keys) in Dictionary(grouping: changed, by: { ObjectIdentifier($0.info) }).values.map({ ($0[0].info, $0.map(\.primaryKey)) }) {
-            updated.append(store: identifier, info: info, keys: keys)
-        }
         let ids = request.resultType == .objectIDs ? try objectIDs(of: info, keys: matched) : nil
-        return BatchUpdateResult(count: matched.count, objectIDs: ids, changes: ObjectChanges(updated: updated))
+        return BatchUpdateResult(count: matched.count, objectIDs: ids, changes: ObjectChanges(updated: changed))
     }
 
     /// The primary keys of the rows of `info` (and its sub-entities when asked) that match
