@@ -53,8 +53,15 @@ struct DeletionPlan {
             for relationship in id.info.relationships {
                 let rule = relationship.description.deleteRule
                 guard rule != .cascade else { continue }
-                let staying = try related(id, row, relationship).filter { !isDoomed($0) }
-                guard !staying.isEmpty else { continue }
+                let staying: [ObjectID]
+                if relationship.kind == .toOne {
+                    // Most often the related row goes too (a stop time's stop): no list made.
+                    guard let target = try relatedByReference(id, row, relationship), !isDoomed(target) else { continue }
+                    staying = [target]
+                } else {
+                    staying = try related(id, row, relationship).filter { !isDoomed($0) }
+                    guard !staying.isEmpty else { continue }
+                }
                 touched.append(contentsOf: staying)
                 if rule == .deny {
                     failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: relationship.description.name,
@@ -79,11 +86,16 @@ struct DeletionPlan {
     private func related(_ id: ObjectID, _ row: StoredRow, _ relationship: EntityInfo.Relationship) throws -> [ObjectID] {
         switch relationship.kind {
         case .toOne:
-            guard relationship.slot < row.columns.count, case .reference(let code, let key) = row.columns[relationship.slot] else { return [] }
-            return [try store.objectID(code: code, key: key, location: id.info.rowTree)]
+            return try relatedByReference(id, row, relationship).map { [$0] } ?? []
         case .oneToMany, .manyToMany:
             return try store.members(tx, relationship, owner: id.primaryKey)
         }
+    }
+
+    /// The object a to-one `relationship` of the row of `id` names, as stored.
+    private func relatedByReference(_ id: ObjectID, _ row: StoredRow, _ relationship: EntityInfo.Relationship) throws -> ObjectID? {
+        guard relationship.slot < row.columns.count, case .reference(let code, let key) = row.columns[relationship.slot] else { return nil }
+        return try store.objectID(code: code, key: key, location: id.info.rowTree)
     }
 }
 
@@ -140,16 +152,21 @@ extension PersistentStore {
             staying.append((id, row, columns))
         }
         for (id, row, columns) in staying { try writer.writeRow(id, columns: columns, old: row) }
-        var rowDeletes: [String: [[UInt8]]] = [:]
+        // Rows and join entries to remove, per tree.
+        var treeDeletes: [String: TreeChanges] = [:]
         var joinDeletes: [String: [[UInt8]]] = [:]
+        var key: [UInt8] = []  // reused from entry to entry
         for (id, row) in plan.doomed {
             guard let concrete = model.infosByCode[row.entityCode] else { continue }
             for index in concrete.indexes {
-                if let key = keys.indexKey(index, columns: row.columns, key: id.primaryKey) {
-                    writer.indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key)
+                key.removeAll(keepingCapacity: true)
+                if keys.appendIndexKey(index, columns: row.columns, key: id.primaryKey, to: &key) {
+                    key.withUnsafeBytes { writer.indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key: $0) }
                 }
             }
-            rowDeletes[concrete.rowTree, default: []].append(keys.rowKey(id.primaryKey))
+            key.removeAll(keepingCapacity: true)
+            keys.appendRowKey(id.primaryKey, to: &key)
+            key.withUnsafeBytes { treeDeletes[concrete.rowTree, default: TreeChanges()].delete(key: $0) }
             for relationship in concrete.relationships where relationship.kind == .manyToMany {
                 guard let joinTree = relationship.joinTree,
                       let inverse = model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse)
@@ -168,11 +185,10 @@ extension PersistentStore {
                 }
             }
         }
-        for (name, treeKeys) in rowDeletes.merging(joinDeletes, uniquingKeysWith: +) {
-            var changes = TreeChanges()
-            for key in treeKeys { changes.delete(key) }
-            try tx.tree(name).apply(changes)
+        for (name, treeKeys) in joinDeletes {
+            for key in treeKeys { treeDeletes[name, default: TreeChanges()].delete(key) }
         }
+        for (name, changes) in treeDeletes { try tx.tree(name).apply(changes) }
         try writer.flushIndexWrites()
     }
 }
