@@ -40,7 +40,7 @@ let package = Package(
         .testTarget(name: "ArborTests", dependencies: [
             "Arbor", "ArborEngine", "ArborTestSupport", "ArborEngineTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "ArborTransitTests", dependencies: ["ArborTransit", "Arbor", "ArborTestSupport"]),
+        .testTarget(name: "ArborTransitTests", dependencies: ["ArborTransit", "Arbor", "ArborTestSupport", "ArborEngineTestSupport"]),
         .testTarget(name: "ArborCLITests", dependencies: ["ArborCLI", "ArborEngine", "Arbor", "ArborTransit", "ArborEngineTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
