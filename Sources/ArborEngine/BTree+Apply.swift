@@ -109,6 +109,12 @@ extension WriteTransaction {
         leaf.keys = keys
         leaf.values = values
         leaf.recomputeSize()
+        // Room was reserved for every change; a leaf that still fits its page gives it back
+        // (one that does not is split, and its pieces are sized then).
+        if leaf.byteSize <= pageSize {
+            leaf.keys.shrinkIfOversized()
+            leaf.values.shrinkIfOversized()
+        }
         box.info.count = box.info.count + UInt64(added) - min(UInt64(removed), box.info.count + UInt64(added))
         return appends
     }

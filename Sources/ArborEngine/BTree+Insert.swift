@@ -235,6 +235,13 @@ extension WriteTransaction {
             pieces.append((separator, right))
             current = right
         }
+        // Each piece was cut from what remained and kept its room: sized to its cells now.
+        if !pieces.isEmpty {
+            for piece in [node] + pieces.map(\.node) {
+                piece.keys.shrinkIfOversized()
+                if piece.isLeaf { piece.values.shrinkIfOversized() }
+            }
+        }
         return pieces
     }
 

@@ -58,6 +58,7 @@ struct LeafValues {
         }
     }
 
+    mutating func shrinkIfOversized() { storage.shrinkIfOversized() }
     mutating func remove(at index: Int) { storage.remove(at: index) }
     mutating func removeSubrange(_ range: PartialRangeFrom<Int>) { storage.removeSubrange(range) }
     mutating func removeSubrange(_ range: PartialRangeUpTo<Int>) { storage.removeSubrange(range) }

@@ -164,6 +164,24 @@ struct PackedBytes {
         self = result
     }
 
+    /// Gives back the memory of a list that holds far less than it has room for (a node split
+    /// off a leaf several pages large, whose buffers were sized for all of it): a transaction
+    /// holds thousands of nodes, and their spare room would cost many times their bytes.
+    mutating func shrinkIfOversized() {
+        if bytes.capacity > 2 * bytes.count + 256 {
+            var exact: [UInt8] = []
+            exact.reserveCapacity(bytes.count)
+            exact.append(contentsOf: bytes)
+            bytes = exact
+        }
+        if ends.capacity > 2 * ends.count + 64 {
+            var exact: [UInt32] = []
+            exact.reserveCapacity(ends.count)
+            exact.append(contentsOf: ends)
+            ends = exact
+        }
+    }
+
     /// Strings `range` as a list of their own.
     func extracting(_ range: Range<Int>) -> PackedBytes {
         var result = PackedBytes()

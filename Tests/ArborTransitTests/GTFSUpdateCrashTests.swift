@@ -74,7 +74,14 @@ struct GTFSUpdateCrashTests {
         for point in 0..<points {
             let file = SimulatedFile(bytes: baseImage, crashAfter: point)
             let (_, context) = try Self.open(file, model)
-            #expect(throws: (any Error).self) { try Self.write(secondFeed, into: context, update: true) }
+            do {
+                try Self.write(secondFeed, into: context, update: true)
+                // Fewer writes than the probe made (none is expected to be): nothing crashed.
+                Issue.record("crash point \(point) of \(points) was not reached: the update wrote differently from the probe")
+                continue
+            } catch {
+                // The simulated crash, as the store reports it.
+            }
             for (modeIndex, mode) in CrashMode.allCases.enumerated() {
                 let image = file.crashImage(mode: mode, seed: UInt64(point * 5 + modeIndex))
                 let (reopened, _) = try Self.open(SimulatedFile(bytes: image), model)

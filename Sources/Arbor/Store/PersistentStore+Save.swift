@@ -393,7 +393,8 @@ final class SaveWriter {
 
     /// Writes the deferred rows (see `defersRowWrites`).
     func flushRows() throws {
-        for (name, changes) in rowWrites { try tx.tree(name).apply(changes) }
+        // Trees in name order: the same changes always allocate the same pages.
+        for (name, changes) in rowWrites.sorted(by: { $0.key < $1.key }) { try tx.tree(name).apply(changes) }
         rowWrites = [:]
     }
 
@@ -418,7 +419,7 @@ final class SaveWriter {
             indexChanges[key] = nil
             if byTree[index.tree] == nil { byTree[index.tree] = changes } else { byTree[index.tree]?.append(contentsOf: changes) }
         }
-        for (name, changes) in byTree { try tx.tree(name).apply(changes) }
+        for (name, changes) in byTree.sorted(by: { $0.key < $1.key }) { try tx.tree(name).apply(changes) }
     }
 
     // MARK: Order

@@ -23,16 +23,18 @@ struct GTFSFeed {
             feed.skippedRows += 1
             if feed.firstSkipped.count < 20 { feed.firstSkipped.append(error) }
         }
-        var positions: [String: Int32] = [:]
+        var positions = StopIDIndex()
         try GTFSImporter.readTable(stopsURL, progress: progress) { table in
             let reader = try GTFSRows.Stops(table: table)
             return { record in
                 do {
                     var stop = try reader.parse(record.record)
                     stop.stopID = options.prefix + stop.stopID
-                    guard positions[stop.stopID] == nil else { throw GTFSError(file: table.file, line: record.line, .duplicateStop(stop.stopID)) }
+                    guard positions.position(of: stop.stopID) == nil else {
+                        throw GTFSError(file: table.file, line: record.line, .duplicateStop(stop.stopID))
+                    }
                     guard !taken.contains(stop.stopID) else { throw GTFSError(file: table.file, line: record.line, .stopAlreadyInStore(stop.stopID)) }
-                    positions[stop.stopID] = Int32(feed.stops.count)
+                    _ = positions.insert(stop.stopID)
                     feed.stops.append(stop)
                 } catch let error as GTFSError { try skipOrThrow(error) }
             }
@@ -40,14 +42,20 @@ struct GTFSFeed {
         // Stop IDs are looked up by their bytes: no prefixed string is made per row when the
         // feed has no prefix.
         let prefix = options.prefix
+        // Room for the rows a file of this size holds at least (a row takes 30 bytes or more):
+        // tens of millions of rows would otherwise be copied as the array doubles.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: timesURL.path)[.size] as? NSNumber)?.intValue {
+            feed.times.reserveCapacity(min(size / 48, 1 << 28))
+        }
         try GTFSImporter.readTable(timesURL, progress: progress) { table in
             let reader = try GTFSRows.StopTimes(table: table)
             return { record in
                 do {
                     var (stopID, time) = try reader.parse(record)
-                    let id = String(decoding: stopID, as: UTF8.self)
-                    guard id.utf8.elementsEqual(stopID) else { throw GTFSError(file: table.file, line: record.line, .invalidUTF8) }
-                    guard let position = positions[prefix.isEmpty ? id : prefix + id] else {
+                    guard let position = positions.position(prefix: prefix, id: stopID) else {
+                        // Every stored id is valid UTF-8: only a missing one needs checking.
+                        let id = String(decoding: stopID, as: UTF8.self)
+                        guard id.utf8.elementsEqual(stopID) else { throw GTFSError(file: table.file, line: record.line, .invalidUTF8) }
                         throw GTFSError(file: table.file, line: record.line, .unknownStop(id))
                     }
                     time.stop = position

@@ -17,8 +17,10 @@ public struct GTFSImportOptions: Sendable {
     /// Off: a stop already in the store is an error.
     public var update = false
     /// Stop times stored per transaction. They are stored stop by stop, so each batch appends
-    /// to the indexes keyed by stop: batches may be small without making the import slower.
-    public var batchSize = 1_000_000
+    /// to the indexes keyed by stop: batches may be small without making the import slower,
+    /// and a batch's index changes are held in memory until it is written (about 60 bytes a
+    /// stop time).
+    public var batchSize = 250_000
     /// Bytes of modified pages a batch keeps in memory (`PersistentStore.Options.maxDirtyBytes`).
     public var maxDirtyBytes = 256 << 20
     /// Write the store compacted (no free pages, as shipped). On by default for a new store;

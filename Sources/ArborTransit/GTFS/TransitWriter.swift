@@ -116,10 +116,9 @@ struct TransitWriter {
         let batchSize = max(options.batchSize, 1)
         var written = 0
         while !cursor.isAtEnd {
-            cursor.startBatch()
+            cursor.stageBatch(limit: batchSize, from: feed.times)
             let request = BatchInsertRequest(entityName: "StopTime") { object in
-                guard cursor.inBatch < batchSize, let (row, stop) = cursor.next() else { return true }
-                let time = feed.times[row]
+                guard let (time, stop) = cursor.next() else { return true }
                 object.setValue(Self.date(time.arrival), forKey: "arrivalTime")
                 object.setValue(Self.date(time.departure), forKey: "departureTime")
                 object.setValue(.int(Int64(time.pickup)), forKey: "pickupType")
@@ -160,8 +159,11 @@ final class TimetableCursor {
     private let groups: StopTimeGroups
     @exclusivity(unchecked) private var stopIndex = 0
     @exclusivity(unchecked) private var row = 0
-    /// Rows handed out since `startBatch`.
-    @exclusivity(unchecked) private(set) var inBatch = 0
+    /// The batch being inserted: its stop times with their stops' positions, gathered from
+    /// the feed in one pass (reading them one by one from a feed of tens of millions of rows,
+    /// in stop order while it is in file order, missed the cache at every row).
+    @exclusivity(unchecked) private var staged: [(time: PackedStopTime, stop: Int32)] = []
+    @exclusivity(unchecked) private var nextStaged = 0
 
     init(positions: [Int], groups: StopTimeGroups) {
         self.positions = positions
@@ -170,19 +172,26 @@ final class TimetableCursor {
         skipEmpty()
     }
 
+    /// Whether every row has been staged.
     var isAtEnd: Bool { stopIndex >= positions.count }
 
-    func startBatch() { inBatch = 0 }
+    /// Gathers the next `limit` rows (fewer at the end) of `times` for `next()`.
+    func stageBatch(limit: Int, from times: [PackedStopTime]) {
+        staged.removeAll(keepingCapacity: true)
+        nextStaged = 0
+        while staged.count < limit && stopIndex < positions.count {
+            staged.append((times[Int(groups.order[row])], Int32(positions[stopIndex])))
+            row += 1
+            skipEmpty()
+        }
+    }
 
-    /// The next row's position in the feed's stop times, and its stop's position.
-    func next() -> (row: Int, stop: Int)? {
-        guard stopIndex < positions.count else { return nil }
-        let stop = positions[stopIndex]
-        let result = (Int(groups.order[row]), stop)
-        row += 1
-        inBatch += 1
-        skipEmpty()
-        return result
+    /// The next staged stop time and its stop's position; nil when the batch is done.
+    func next() -> (time: PackedStopTime, stop: Int)? {
+        guard nextStaged < staged.count else { return nil }
+        defer { nextStaged += 1 }
+        let (time, stop) = staged[nextStaged]
+        return (time, Int(stop))
     }
 
     /// Moves past stops whose rows are all handed out.

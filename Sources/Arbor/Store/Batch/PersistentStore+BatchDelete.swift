@@ -188,7 +188,7 @@ extension PersistentStore {
         for (name, treeKeys) in joinDeletes {
             for key in treeKeys { treeDeletes[name, default: TreeChanges()].delete(key) }
         }
-        for (name, changes) in treeDeletes { try tx.tree(name).apply(changes) }
+        for (name, changes) in treeDeletes.sorted(by: { $0.key < $1.key }) { try tx.tree(name).apply(changes) }
         try writer.flushIndexWrites()
     }
 }
