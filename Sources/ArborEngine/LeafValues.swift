@@ -12,6 +12,26 @@ struct LeafValues {
 
     private init(storage: PackedBytes) { self.storage = storage }
 
+    /// The values of leaf `page`, each copied once into buffers sized for the page.
+    init(page: Page) {
+        var total = 0
+        for index in 0..<page.count { total += page.leafEntry(index).inline?.count ?? Self.referenceSize }
+        let packed = PackedBytes.packing(count: page.count, byteCapacity: total) { index, put in
+            if let inline = page.leafEntry(index).inline {
+                put(inline, false)
+            } else if case .overflow(let ref) = page.leafValue(index) {
+                Self.encodeReference(ref).withUnsafeBytes { put($0, true) }
+            } else {
+                put(UnsafeRawBufferPointer(start: nil, count: 0), false)
+            }
+        }
+        if let packed {
+            storage = packed
+        } else {
+            for index in 0..<page.count { append(page.leafValue(index)) }
+        }
+    }
+
     var count: Int { storage.count }
     var indices: Range<Int> { 0..<count }
 

@@ -29,21 +29,19 @@ final class Node {
     convenience init(page: Page) {
         self.init(level: page.level)
         // Built locally and stored once: appending through the properties would check access
-        // for every cell.
-        var keys = PackedBytes()
-        keys.reserveCapacity(count: page.count + 1, bytes: page.usedBytes)
+        // for every cell. Each cell is copied once into buffers sized for the page.
+        let keys: PackedBytes
         if page.level == 0 {
-            var values = LeafValues()
-            values.reserveCapacity(values: page.count + 1, bytes: page.usedBytes)
-            for index in 0..<page.count {
-                page.withLeafEntry(index) { key, inline in
-                    keys.append(key)
-                    if let inline { values.appendInline(inline) } else { values.append(page.leafValue(index)) }
-                }
-            }
-            self.values = values
+            var total = 0
+            for index in 0..<page.count { total += page.leafEntry(index).key.count }
+            keys = PackedBytes.packing(count: page.count, byteCapacity: total) { index, put in put(page.leafEntry(index).key, false) }
+                ?? PackedBytes((0..<page.count).map { page.leafEntry($0).key }.map(Array.init))
+            self.values = LeafValues(page: page)
         } else {
-            for index in 0..<page.count { page.withKey(index) { keys.append($0) } }
+            var total = 0
+            for index in 0..<page.count { total += page.withKey(index) { $0.count } }
+            keys = PackedBytes.packing(count: page.count, byteCapacity: total) { index, put in page.withKey(index) { put($0, false) } }
+                ?? PackedBytes((0..<page.count).map { index in page.withKey(index) { Array($0) } })
             children.reserveCapacity(page.count + 2)
             for index in 0...page.count { children.append(page.child(index)) }
         }

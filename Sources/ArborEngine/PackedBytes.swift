@@ -24,6 +24,41 @@ struct PackedBytes {
         for string in strings { append(string) }
     }
 
+    /// `count` strings written by `write(index, put)` — which calls `put(bytes, flagged)` once
+    /// for each index, in order — into buffers reserved for `byteCapacity` bytes: decoding a
+    /// page copies each cell with no capacity or uniqueness check of its own. Nil when the
+    /// strings need more than `byteCapacity` bytes.
+    static func packing(count: Int, byteCapacity: Int,
+                        _ write: (Int, (UnsafeRawBufferPointer, Bool) -> Void) -> Void) -> PackedBytes? {
+        guard byteCapacity <= Int(endMask), count >= 0 else { return nil }
+        var ends = [UInt32](repeating: 0, count: count)
+        var fits = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: byteCapacity) { buffer, initialized in
+            var offset = 0
+            ends.withUnsafeMutableBufferPointer { ends in
+                for index in 0..<count {
+                    write(index) { string, flagged in
+                        guard fits, string.count <= buffer.count - offset else {
+                            fits = false
+                            return
+                        }
+                        if let source = string.baseAddress, let target = buffer.baseAddress, !string.isEmpty {
+                            (target + offset).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: string.count)
+                        }
+                        offset += string.count
+                        ends[index] = UInt32(offset) | (flagged ? flagBit : 0)
+                    }
+                }
+            }
+            initialized = offset
+        }
+        guard fits else { return nil }
+        var packed = PackedBytes()
+        packed.bytes = bytes
+        packed.ends = ends
+        return packed
+    }
+
     var count: Int { ends.count }
     var isEmpty: Bool { ends.isEmpty }
     /// Bytes of all strings together.

@@ -2,13 +2,23 @@ import ArborEngine
 import Foundation
 
 /// The rows a batch delete removes and what it does to the rows that stay, worked out from
-/// the model's delete rules before anything is written.
+/// the model's delete rules before anything is written. Each doomed row is read once, in key
+/// order with the rest of its cascade level, and what its removal takes — its row, index and
+/// foreign-key entries — is gathered then, so no row is kept.
 struct DeletionPlan {
     let store: PersistentStore
     let tx: WriteTransaction
-    /// Every row to delete (the named ones, then what cascades reach), in the order found.
-    private(set) var doomed: [(id: ObjectID, row: StoredRow)] = []
+    /// The rows to delete, by concrete entity: primary keys in the order found.
+    private(set) var doomed: [ObjectIdentifier: (info: EntityInfo, keys: [Int64])] = [:]
+    private(set) var doomedCount = 0
     private var doomedKeys: Set<RowKey> = []
+    /// Rows, index entries and foreign-key entries to remove, per tree.
+    private(set) var removals: [String: TreeChanges] = [:]
+    /// To-one references of doomed rows under a rule other than cascade: the rule applies to
+    /// the target unless it is doomed too.
+    private var references: [(id: ObjectID, relationship: EntityInfo.Relationship, target: ObjectID)] = []
+    /// Doomed rows with a to-many relationship under a rule other than cascade.
+    private var owners: [(id: ObjectID, relationship: EntityInfo.Relationship)] = []
     /// Rows that stay with columns to clear (nullified to-one references), by row.
     private(set) var cleared: [RowKey: (id: ObjectID, slots: Set<Int>)] = [:]
     /// Rows that stay but lose a related object (their to-many lists, or cleared columns).
@@ -26,21 +36,36 @@ struct DeletionPlan {
     /// a level's rows are read together, in key order, one cursor per hierarchy.
     mutating func collect(_ named: [ObjectID]) throws {
         var level = named
+        var key: [UInt8] = []  // reused from entry to entry
         while !level.isEmpty {
             var fresh: [ObjectID] = []
-            for id in level where !doomedKeys.contains(RowKey(id)) {
-                doomedKeys.insert(RowKey(id))
-                fresh.append(id)
-            }
+            for id in level where doomedKeys.insert(RowKey(id)).inserted { fresh.append(id) }
             var next: [ObjectID] = []
             for (id, row) in zip(fresh, try store.readRows(tx, fresh)) {
                 guard let row else {
                     doomedKeys.remove(RowKey(id))
                     continue
                 }
-                doomed.append((id, row))
-                for relationship in id.info.relationships where relationship.description.deleteRule == .cascade {
-                    next.append(contentsOf: try related(id, row, relationship))
+                let info = store.model.infosByCode[row.entityCode] ?? id.info
+                doomed[ObjectIdentifier(info), default: (info, [])].keys.append(id.primaryKey)
+                doomedCount += 1
+                for index in info.indexes {
+                    key.removeAll(keepingCapacity: true)
+                    if store.keys.appendIndexKey(index, columns: row.columns, key: id.primaryKey, to: &key) {
+                        key.withUnsafeBytes { removals[index.tree, default: TreeChanges()].delete(key: $0) }
+                    }
+                }
+                key.removeAll(keepingCapacity: true)
+                store.keys.appendRowKey(id.primaryKey, to: &key)
+                key.withUnsafeBytes { removals[info.rowTree, default: TreeChanges()].delete(key: $0) }
+                for relationship in info.relationships {
+                    if relationship.description.deleteRule == .cascade {
+                        next.append(contentsOf: try related(id, row, relationship))
+                    } else if relationship.kind == .toOne {
+                        if let target = try relatedByReference(id, row, relationship) { references.append((id, relationship, target)) }
+                    } else {
+                        owners.append((id, relationship))
+                    }
                 }
             }
             level = next
@@ -49,36 +74,32 @@ struct DeletionPlan {
 
     /// Applies the other rules to the rows that stay: deny refuses, nullify clears inverses.
     mutating func settle() throws {
-        for (id, row) in doomed {
-            for relationship in id.info.relationships {
-                let rule = relationship.description.deleteRule
-                guard rule != .cascade else { continue }
-                let staying: [ObjectID]
-                if relationship.kind == .toOne {
-                    // Most often the related row goes too (a stop time's stop): no list made.
-                    guard let target = try relatedByReference(id, row, relationship), !isDoomed(target) else { continue }
-                    staying = [target]
-                } else {
-                    staying = try related(id, row, relationship).filter { !isDoomed($0) }
-                    guard !staying.isEmpty else { continue }
-                }
-                touched.append(contentsOf: staying)
-                if rule == .deny {
-                    failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: relationship.description.name,
-                                                      kind: .deleteDenied(count: staying.count)))
-                    continue
-                }
-                guard rule == .nullify, let inverse = store.model.info(named: relationship.destinationName)?
-                    .relationship(named: relationship.description.inverse), inverse.kind == .toOne else { continue }
-                // The related rows' reference to the deleted one is a column of theirs: cleared.
-                for other in staying {
-                    guard let otherInverse = other.info.relationship(named: inverse.description.name) else { continue }
-                    if !otherInverse.description.isOptional {
-                        failures.append(ValidationFailure(objectID: other, entity: other.entityName, key: otherInverse.description.name, kind: .missingValue))
-                    }
-                    cleared[RowKey(other), default: (other, [])].slots.insert(otherInverse.slot)
-                }
+        for (id, relationship, target) in references where !isDoomed(target) {
+            apply(relationship.description.deleteRule, of: id, relationship, to: [target])
+        }
+        for (id, relationship) in owners {
+            let staying = try store.members(tx, relationship, owner: id.primaryKey).filter { !isDoomed($0) }
+            if !staying.isEmpty { apply(relationship.description.deleteRule, of: id, relationship, to: staying) }
+        }
+    }
+
+    /// Rule `rule` of the doomed `id`'s `relationship` applied to the related rows that stay.
+    private mutating func apply(_ rule: DeleteRule, of id: ObjectID, _ relationship: EntityInfo.Relationship, to staying: [ObjectID]) {
+        touched.append(contentsOf: staying)
+        if rule == .deny {
+            failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: relationship.description.name,
+                                              kind: .deleteDenied(count: staying.count)))
+            return
+        }
+        guard rule == .nullify, let inverse = store.model.info(named: relationship.destinationName)?
+            .relationship(named: relationship.description.inverse), inverse.kind == .toOne else { return }
+        // The related rows' reference to the deleted one is a column of theirs: cleared.
+        for other in staying {
+            guard let otherInverse = other.info.relationship(named: inverse.description.name) else { continue }
+            if !otherInverse.description.isOptional {
+                failures.append(ValidationFailure(objectID: other, entity: other.entityName, key: otherInverse.description.name, kind: .missingValue))
             }
+            cleared[RowKey(other), default: (other, [])].slots.insert(otherInverse.slot)
         }
     }
 
@@ -96,6 +117,13 @@ struct DeletionPlan {
     private func relatedByReference(_ id: ObjectID, _ row: StoredRow, _ relationship: EntityInfo.Relationship) throws -> ObjectID? {
         guard relationship.slot < row.columns.count, case .reference(let code, let key) = row.columns[relationship.slot] else { return nil }
         return try store.objectID(code: code, key: key, location: id.info.rowTree)
+    }
+
+    /// The doomed rows' IDs.
+    func doomedIDs(store identifier: UUID) -> ObjectIDSet {
+        var set = ObjectIDSet()
+        for (info, keys) in doomed.values { set.append(store: identifier, info: info, keys: keys) }
+        return set
     }
 }
 
@@ -126,20 +154,21 @@ extension PersistentStore {
                 if !plan.failures.isEmpty { throw ValidationError(failures: Array(plan.failures.prefix(Self.batchFailureLimit))) }
                 try write(plan, tx)
                 try tx.commit()
-                rowCache.applyBatch(changed: plan.doomed.map { RowKey($0.id) } + plan.touched.map(RowKey.init), snapshot: tx.transactionID)
+                rowCache.applyBatch(changed: plan.doomedIDs(store: identifier), snapshot: tx.transactionID)
+                rowCache.applyBatch(changed: plan.touched.map(RowKey.init), snapshot: tx.transactionID)
             } catch {
                 tx.abort()
                 throw error
             }
         } catch { throw storeError(error, path: path) }
-        let deleted = ObjectIDSet(plan.doomed.map(\.id))
+        let deleted = plan.doomedIDs(store: identifier)
         let updated = ObjectIDSet(plan.touched.filter { !plan.isDoomed($0) })
         return BatchDeleteResult(count: named.count, objectIDs: request.resultType == .objectIDs ? named : nil,
                                  changes: ObjectChanges(updated: updated, deleted: deleted))
     }
 
-    /// Writes a settled plan: the cleared columns of rows that stay, then the deleted rows,
-    /// their index and foreign-key entries and their join entries (each tree in key order).
+    /// Writes a settled plan: the cleared columns of rows that stay, then the removals the plan
+    /// gathered and the doomed rows' join entries (each tree in key order, trees in name order).
     private func write(_ plan: DeletionPlan, _ tx: WriteTransaction) throws {
         let writer = SaveWriter(store: self, tx: tx)
         writer.keepsWrittenRows = false
@@ -152,43 +181,29 @@ extension PersistentStore {
             staying.append((id, row, columns))
         }
         for (id, row, columns) in staying { try writer.writeRow(id, columns: columns, old: row) }
-        // Rows and join entries to remove, per tree.
-        var treeDeletes: [String: TreeChanges] = [:]
-        var joinDeletes: [String: [[UInt8]]] = [:]
-        var key: [UInt8] = []  // reused from entry to entry
-        for (id, row) in plan.doomed {
-            guard let concrete = model.infosByCode[row.entityCode] else { continue }
-            for index in concrete.indexes {
-                key.removeAll(keepingCapacity: true)
-                if keys.appendIndexKey(index, columns: row.columns, key: id.primaryKey, to: &key) {
-                    key.withUnsafeBytes { writer.indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key: $0) }
-                }
-            }
-            key.removeAll(keepingCapacity: true)
-            keys.appendRowKey(id.primaryKey, to: &key)
-            key.withUnsafeBytes { treeDeletes[concrete.rowTree, default: TreeChanges()].delete(key: $0) }
-            for relationship in concrete.relationships where relationship.kind == .manyToMany {
+        var removals = plan.removals
+        for (info, doomedKeys) in plan.doomed.values {
+            for relationship in info.relationships where relationship.kind == .manyToMany {
                 guard let joinTree = relationship.joinTree,
                       let inverse = model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse)
                 else { continue }
-                // Both directions: this row's entries, and its entry in each member's list.
+                // Both directions: the row's entries, and its entry in each member's list.
                 let tree = try tx.tree(joinTree)
-                try tree.forEach(in: .prefix(keys.joinPrefix(side: relationship.joinSide, owner: id.primaryKey))) { key, _ in
-                    joinDeletes[joinTree, default: []].append(key)
-                    if let member = IndexKeys.trailingKey(key) {
-                        try tree.forEach(in: .prefix(keys.joinPrefix(side: inverse.joinSide, owner: member))) { memberKey, _ in
-                            if IndexKeys.trailingKey(memberKey) == id.primaryKey { joinDeletes[joinTree, default: []].append(memberKey) }
-                            return true
+                for owner in doomedKeys {
+                    try tree.forEach(in: .prefix(keys.joinPrefix(side: relationship.joinSide, owner: owner))) { key, _ in
+                        removals[joinTree, default: TreeChanges()].delete(key)
+                        if let member = IndexKeys.trailingKey(key) {
+                            try tree.forEach(in: .prefix(keys.joinPrefix(side: inverse.joinSide, owner: member))) { memberKey, _ in
+                                if IndexKeys.trailingKey(memberKey) == owner { removals[joinTree, default: TreeChanges()].delete(memberKey) }
+                                return true
+                            }
                         }
+                        return true
                     }
-                    return true
                 }
             }
         }
-        for (name, treeKeys) in joinDeletes {
-            for key in treeKeys { treeDeletes[name, default: TreeChanges()].delete(key) }
-        }
-        for (name, changes) in treeDeletes.sorted(by: { $0.key < $1.key }) { try tx.tree(name).apply(changes) }
+        for (name, changes) in removals.sorted(by: { $0.key < $1.key }) { try tx.tree(name).apply(changes) }
         try writer.flushIndexWrites()
     }
 }
