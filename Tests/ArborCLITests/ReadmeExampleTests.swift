@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// The README promises that its Swift examples compile as written: its ```swift blocks, read in
+/// order as one program (each import once, at the top), are type-checked by `swiftc` against the
+/// modules this test run was built with.
+@Suite("README examples")
+struct ReadmeExampleTests {
+    /// The package's root (this file is Tests/ArborCLITests/ReadmeExampleTests.swift).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The README's Swift blocks as one program.
+    static func program(_ readme: String) -> (source: String, blocks: Int) {
+        var imports: [String] = ["import Foundation"], body: [String] = []
+        var inBlock = false, blocks = 0
+        for line in readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if !inBlock, line == "```swift" {
+                inBlock = true
+                blocks += 1
+            } else if inBlock, line.hasPrefix("```") {
+                inBlock = false
+            } else if inBlock {
+                if line.hasPrefix("import ") {
+                    if !imports.contains(line) { imports.append(line) }
+                } else {
+                    body.append(line)
+                }
+            }
+        }
+        return ((imports + body).joined(separator: "\n") + "\n", blocks)
+    }
+
+    /// The directory of the built modules (`Arbor.swiftmodule`), beside this test bundle.
+    static func modulesDirectory() throws -> URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("Modules")
+            if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("Arbor.swiftmodule").path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Modules/Arbor.swiftmodule next to \(CommandLine.arguments[0])"])
+    }
+
+    @Test("every Swift block of the README type-checks, in order, as one program")
+    func examplesCompile() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let (source, blocks) = Self.program(readme)
+        #expect(blocks >= 5)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arbor-readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let main = scratch.appendingPathComponent("main.swift")
+        try source.write(to: main, atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", try Self.modulesDirectory().path,
+                             "-Xcc", "-fmodule-map-file=" + Self.root.appendingPathComponent("Sources/CLZ4/module.modulemap").path,
+                             main.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let diagnostics = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "swiftc:\n\(diagnostics)")
+        #expect(!diagnostics.contains("warning:"), "swiftc:\n\(diagnostics)")
+    }
+}
