@@ -40,19 +40,24 @@ public final class Database: Sendable {
     /// When a commit reaches stable storage. Both modes keep every commit atomic: after a crash or
     /// power loss the file opens at a committed state, never a torn one.
     public enum Durability: Sendable {
-        /// Two `fdatasync`s per commit; a commit is durable when `commit()` returns.
+        /// One `fdatasync` per commit, after its pages and meta page are written; a commit is
+        /// durable when `commit()` returns (like SQLite's `synchronous=FULL` in WAL mode).
+        /// A commit of more than 256 pages syncs its pages before its meta page (two syncs).
         case full
-        /// One `fdatasync` per commit: a commit's meta page reaches the disk with the next commit's
-        /// sync (or `sync()`, or closing the database), so a power loss may undo the last commit.
-        /// Like SQLite's `synchronous=NORMAL` in WAL mode or LMDB's `MDB_NOMETASYNC`.
+        /// One `fdatasync` per commit, before its meta page is written: the meta page reaches
+        /// the disk with the next commit's sync (or `sync()`, or closing the database), so a
+        /// power loss may undo the last commit. Like LMDB's `MDB_NOMETASYNC`.
         case deferredMetaSync
     }
 
     struct State {
         var meta: Meta
         var poisoned = false
-        /// The newest meta page was written but not yet synced (deferred durability).
-        var metaUnsynced = false
+        /// The newest commit this process knows to be on stable storage, with its meta page's
+        /// checksum; nil until a sync (a file just opened may hold commits still in the OS cache).
+        var durable: (txid: UInt64, checksum: UInt32)?
+        /// This process committed something it has not synced (deferred durability).
+        var hasUnsyncedCommit = false
     }
 
     let file: StorageFile
@@ -69,6 +74,14 @@ public final class Database: Sendable {
     private let treeInfoCache = Locked<(snapshot: UInt64, trees: [String: TreeInfo])>((0, [:]))
     /// Leaf directories of large trees, shared by read transactions (see `LeafDirectory`).
     private let leafDirectories: Locked<LeafDirectories>
+    /// Damage found on open in the newest commit's pages, which made the store open at the
+    /// commit before it; reported by `checkIntegrity` while that state is current.
+    let openingProblems: [IntegrityReport.Problem]
+    /// The transaction the store opened at.
+    let openedTransaction: UInt64
+    /// The newest meta page when opening passed it over (its commit is incomplete): later reads
+    /// of the meta pages ignore it until a commit overwrites it.
+    let rejectedAtOpen: Meta?
 
     /// Opens the store file at `path`, creating it when missing (unless read-only).
     /// - Throws: `ArborError` naming what is wrong: not an Arbor file, a newer format, a
@@ -109,17 +122,27 @@ public final class Database: Sendable {
                 try file.sync()
             }
         }
-        var meta = try Meta.readCurrent(from: file, path: path)
+        let verified = try Meta.readVerified(from: file, path: path)
+        var meta = verified.meta
+        if let rejected = verified.rejected, let page = rejected.damagedPage {
+            openingProblems = [IntegrityReport.Problem(
+                page: page, kind: .incompleteCommit,
+                detail: "\(rejected.detail); the store opened at transaction \(meta.txid), before it")]
+        } else {
+            openingProblems = []
+        }
         // A lock file behind the file's newest commit (the file was copied in, or its last writer
         // died before publishing) would make every read transaction re-read the meta pages: repair
         // it now, as the next writer would, unless a writer is at work.
         if let lockFile, lockFile.publishedCommit() != meta.txid, registry.tryLockWriter() {
             defer { registry.unlockWriter() }
-            meta = try Meta.readCurrent(from: file, path: path)
+            meta = try Meta.readCurrent(from: file, path: path, excluding: verified.rejected?.meta)
             if lockFile.publishedCommit() != meta.txid { lockFile.publishCommit(meta.txid) }
         }
         if meta.isCompressed && !options.readOnly { throw ArborError.compressedFileIsReadOnly }
         self.pageSize = meta.pageSize
+        self.openedTransaction = meta.txid
+        self.rejectedAtOpen = verified.rejected?.meta
         self.state = Locked(State(meta: meta))
     }
 
@@ -172,7 +195,7 @@ public final class Database: Sendable {
             // Another process may have committed between reading the meta and publishing our slot;
             // if so, its successor may already reuse pages of `meta`: retry on the newer snapshot.
             if let lockFile = registry.lockFile, lockFile.publishedCommit() != meta.txid,
-               try Meta.readCurrent(from: file, path: path).txid != meta.txid {
+               try Meta.readCurrent(from: file, path: path, excluding: rejectedAtOpen).txid != meta.txid {
                 registry.unregister(meta.txid)
                 continue
             }
@@ -188,12 +211,7 @@ public final class Database: Sendable {
         try registry.lockWriter()
         do {
             let meta = try refreshMetaForWriter()
-            // Pages freed by the newest commit stay untouched until the commit after it: its meta
-            // page may not be durable yet (deferred durability, possibly in another process), and
-            // a crash would then fall back to the state that still references them.
-            let oldest = try registry.oldestSnapshot() ?? meta.txid
-            let reuseLimit = min(oldest, meta.txid == 0 ? 0 : meta.txid - 1)
-            return WriteTransaction(database: self, meta: meta, reuseLimit: reuseLimit)
+            return WriteTransaction(database: self, meta: meta, plan: try planCommit(after: meta))
         } catch {
             registry.unlockWriter()
             throw error
@@ -230,7 +248,7 @@ public final class Database: Sendable {
     }
 
     private func adoptDiskMeta() throws -> Meta {
-        let disk = try Meta.readCurrent(from: file, path: path)
+        let disk = try Meta.readCurrent(from: file, path: path, excluding: rejectedAtOpen)
         let changed = state.withLock { state -> Bool in
             guard disk.txid != state.meta.txid else { return false }
             if disk.txid > state.meta.txid { state.meta = disk }
@@ -253,20 +271,24 @@ public final class Database: Sendable {
     /// Makes every commit durable (with `.deferredMetaSync`, the last commit's meta page).
     public func sync() throws {
         guard !isReadOnly else { return }
+        let meta = state.withLock { $0.meta }
         try file.sync()
-        state.withLock { $0.metaUnsynced = false }
+        noteDurable(meta)
     }
 
     deinit {
-        if state.withLock({ $0.metaUnsynced }) { try? file.sync() }
+        if state.withLock({ $0.hasUnsyncedCommit && !$0.poisoned }) { try? sync() }
     }
 
-    func finishCommit(_ meta: Meta, metaSynced: Bool) {
+    /// Publishes a commit: new readers see `meta`; `durable`, when given, is the newest commit
+    /// the commit synced.
+    func finishCommit(_ meta: Meta, durable: Meta?) {
         state.withLock {
             $0.meta = meta
-            $0.metaUnsynced = !metaSynced
+            $0.hasUnsyncedCommit = durable?.txid != meta.txid
         }
         registry.lockFile?.publishCommit(meta.txid)
+        if let durable { noteDurable(durable) }
     }
 
     func poison() { state.withLock { $0.poisoned = true } }

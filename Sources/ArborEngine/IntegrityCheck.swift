@@ -51,6 +51,9 @@ public struct IntegrityReport: Sendable, CustomStringConvertible {
         /// A malformed catalog or freelist entry.
         case catalog = "catalog"
         case freelist = "freelist"
+        /// A page the newest meta page lists holds something else than that commit wrote there
+        /// (not merely an older image): the store opened at the commit before.
+        case incompleteCommit = "damaged newest commit"
     }
 
     public struct Problem: Sendable, CustomStringConvertible, Equatable {
@@ -87,7 +90,9 @@ extension Database {
         do {
             return try view { transaction in
                 var checker = IntegrityChecker(transaction: transaction)
-                return checker.run()
+                var report = checker.run()
+                if transaction.meta.txid == openedTransaction { report.problems += openingProblems }
+                return report
             }
         } catch {
             var report = IntegrityReport()

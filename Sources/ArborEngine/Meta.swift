@@ -30,15 +30,27 @@ public struct TreeInfo: Equatable, Sendable {
     }
 }
 
+/// A page a commit wrote and the checksum its header carries, as listed in a meta page so that
+/// a commit made with one sync can be checked for completeness on open.
+struct CommitPage: Equatable, Sendable {
+    var page: PageID
+    var checksum: UInt32
+}
+
 /// A decoded meta page: the state of the file as of one committed transaction.
 struct Meta: Equatable, Sendable {
     static let magic: [UInt8] = Array("ARBORDB\u{0}".utf8)
-    static let formatVersion: UInt32 = 2
+    static let formatVersion: UInt32 = 3
 
     enum Offset {
         static let magic = 24, version = 32, pageSize = 36, flags = 40, pageCount = 44
-        static let catalog = 48, freelist = 64, freePages = 80, end = 88
+        static let catalog = 48, freelist = 64, freePages = 80
+        static let commitPageCount = 88, commitPages = 96
     }
+
+    /// The most pages a meta page lists: a commit that wrote more syncs its pages before its meta
+    /// page instead, so that checking a file on open never reads more than this many pages.
+    static func maxCommitPages(pageSize: Int) -> Int { min(256, (pageSize - Offset.commitPages) / 8) }
 
     enum Flag {
         /// Leaves are LZ4-compressed; the file is read-only.
@@ -54,6 +66,16 @@ struct Meta: Equatable, Sendable {
     var freelist: TreeInfo
     /// Total pages listed in the freelist.
     var freePages: UInt64
+    /// Pages this meta page's state reaches that were written after the newest commit known to
+    /// be durable when it was written; empty when they were synced before it (format version 3).
+    var commitPages: [CommitPage] = []
+    /// The meta page (0 or 1) this state was read from or written to.
+    var slot: PageID = 0
+    /// The checksum of that meta page's image: with `txid`, it tells this commit apart from
+    /// another with the same id (a commit lost to a power cut and made again).
+    var checksum: UInt32 = 0
+    /// The format version the meta page was written with (a writer writes `formatVersion`).
+    var version: UInt32 = Meta.formatVersion
 
     var isCompressed: Bool { flags & Flag.compressed != 0 }
 
@@ -62,7 +84,9 @@ struct Meta: Equatable, Sendable {
     }
 
     /// The full page image of this meta stored as page `number` (0 or 1).
+    /// - Precondition: `commitPages` fits (`maxCommitPages`).
     func image(number: PageID) -> [UInt8] {
+        precondition(commitPages.count <= Meta.maxCommitPages(pageSize: pageSize), "too many commit pages for a meta page")
         var page = [UInt8](repeating: 0, count: pageSize)
         page.withUnsafeMutableBytes { buffer in
             buffer[PageHeader.type] = PageType.meta.rawValue
@@ -79,6 +103,11 @@ struct Meta: Equatable, Sendable {
                 buffer.putU64(info.count, at: offset + 8)
             }
             buffer.putU64(freePages, at: Offset.freePages)
+            buffer.putU32(UInt32(commitPages.count), at: Offset.commitPageCount)
+            for (index, entry) in commitPages.enumerated() {
+                buffer.putU32(entry.page, at: Offset.commitPages + 8 * index)
+                buffer.putU32(entry.checksum, at: Offset.commitPages + 8 * index + 4)
+            }
             sealPage(buffer)
         }
         return page
@@ -108,12 +137,27 @@ struct Meta: Equatable, Sendable {
         func tree(_ offset: Int) -> TreeInfo {
             TreeInfo(root: image.u32(offset), depth: Int(image.u32(offset + 4)), count: image.u64(offset + 8))
         }
-        let meta = Meta(
+        var meta = Meta(
             txid: image.u64(PageHeader.txid), pageSize: pageSize, flags: image.u32(Offset.flags),
             pageCount: image.u32(Offset.pageCount), catalog: tree(Offset.catalog), freelist: tree(Offset.freelist),
-            freePages: image.u64(Offset.freePages))
+            freePages: image.u64(Offset.freePages), slot: number, checksum: image.u32(PageHeader.checksum), version: version)
         guard meta.pageCount >= 2 else {
             throw ArborError.corruptPage(page: number, detail: "meta page records \(meta.pageCount) pages")
+        }
+        if version >= 3 {
+            let count = Int(image.u32(Offset.commitPageCount))
+            guard count <= maxCommitPages(pageSize: pageSize) else {
+                throw ArborError.corruptPage(page: number, detail: "meta page lists \(count) commit pages")
+            }
+            meta.commitPages.reserveCapacity(count)
+            for index in 0..<count {
+                let entry = CommitPage(page: image.u32(Offset.commitPages + 8 * index),
+                                       checksum: image.u32(Offset.commitPages + 8 * index + 4))
+                guard entry.page >= 2, entry.page < meta.pageCount else {
+                    throw ArborError.corruptPage(page: number, detail: "meta page lists commit page \(entry.page) outside 2..<\(meta.pageCount)")
+                }
+                meta.commitPages.append(entry)
+            }
         }
         for (name, info) in [("catalog", meta.catalog), ("freelist", meta.freelist)] {
             let rootValid = info.root == 0 ? info.depth == 0 : (info.root >= 2 && info.root < meta.pageCount)
@@ -125,8 +169,94 @@ struct Meta: Equatable, Sendable {
     }
 
     /// Reads both meta pages and returns the valid one with the highest transaction id.
-    /// A torn or corrupt meta page falls back to the other one.
-    static func readCurrent(from file: StorageFile, path: String) throws -> Meta {
+    /// A torn or corrupt meta page falls back to the other one. Does not check commit pages
+    /// (see `readVerified`): within one boot every page written before a meta page is readable.
+    /// `excluding` is a meta page found incomplete on open, passed over while it is still there.
+    static func readCurrent(from file: StorageFile, path: String, excluding rejected: Meta? = nil) throws -> Meta {
+        let candidates = try readCandidates(from: file, path: path).filter {
+            guard let rejected else { return true }
+            return ($0.slot, $0.txid, $0.checksum) != (rejected.slot, rejected.txid, rejected.checksum)
+        }
+        guard let best = candidates.max(by: { $0.txid < $1.txid }) else {
+            throw ArborError.internalInconsistency("no meta page candidate")
+        }
+        try checkLength(of: file, for: best)
+        return best
+    }
+
+    /// What opening found about the newest commit when it did not use it.
+    struct Rejection: Sendable {
+        var meta: Meta
+        /// A listed page that received a write but not the one listed (a torn write or damage);
+        /// nil when the commit's pages simply never reached the disk.
+        var damagedPage: PageID?
+        var detail: String
+    }
+
+    /// The current state as `readCurrent` chooses it, after checking that every page its meta
+    /// page lists holds what the commit wrote; a meta page whose commit did not reach the disk
+    /// whole (a power cut during a one-sync commit) is passed over for the other one.
+    /// - Complexity: reads at most `maxCommitPages` pages per meta page.
+    /// - Throws: as `readCandidates`; `truncatedFile` when the file is too short for every
+    ///   candidate; `noValidMetaPage` when no candidate's commit is complete.
+    static func readVerified(from file: StorageFile, path: String) throws -> (meta: Meta, rejected: Rejection?) {
+        let candidates = try readCandidates(from: file, path: path).sorted { $0.txid > $1.txid }
+        let fileSize = try file.size()
+        var rejected: Rejection?
+        var problems: [String] = []
+        for candidate in candidates {
+            let check = try candidate.checkCommitPages(in: file, fileSize: fileSize)
+            guard let check else {
+                try checkLength(of: file, for: candidate)
+                return (candidate, rejected)
+            }
+            if rejected == nil { rejected = check }
+            problems.append("meta page \(candidate.slot) (transaction \(candidate.txid)): \(check.detail)")
+        }
+        if let newest = candidates.first { try checkLength(of: file, for: newest) }
+        throw ArborError.noValidMetaPage(detail: problems.joined(separator: "; "))
+    }
+
+    /// Nil when every listed page has the checksum the commit gave it, verifies and names itself;
+    /// otherwise the first page that does not. A page past the end of the file, all zeros, or
+    /// holding another intact image never received this commit's write; a page that fails its
+    /// own checksum is reported as damaged (a torn write or damage, which cannot be told apart).
+    func checkCommitPages(in file: StorageFile, fileSize: UInt64) throws -> Rejection? {
+        guard !commitPages.isEmpty else { return nil }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
+        defer { buffer.deallocate() }
+        for entry in commitPages {
+            let offset = UInt64(entry.page) * UInt64(pageSize)
+            guard offset + UInt64(pageSize) <= fileSize,
+                  try file.read(into: buffer, at: offset) == pageSize else {
+                return Rejection(meta: self, damagedPage: nil, detail: "page \(entry.page) is past the end of the file")
+            }
+            let image = UnsafeRawBufferPointer(buffer)
+            let stored = image.u32(PageHeader.checksum)
+            if stored == entry.checksum, image.u32(PageHeader.pageNumber) == entry.page, image.u64(PageHeader.txid) <= txid,
+               PageChecksum.compute(UnsafeRawBufferPointer(rebasing: image[4...])) == stored {
+                continue
+            }
+            if !image.contains(where: { $0 != 0 }) {
+                return Rejection(meta: self, damagedPage: nil, detail: "page \(entry.page) was never written")
+            }
+            // An intact image of an earlier write: the commit's write never landed. (Its id may
+            // equal this commit's: a transaction that wrote pages early and never committed used
+            // the id this commit took after it.)
+            let intact = PageChecksum.compute(UnsafeRawBufferPointer(rebasing: image[4...])) == stored
+            if intact, image.u32(PageHeader.pageNumber) == entry.page, image.u64(PageHeader.txid) <= txid {
+                return Rejection(meta: self, damagedPage: nil, detail: "page \(entry.page) still holds an earlier image")
+            }
+            return Rejection(meta: self, damagedPage: entry.page,
+                             detail: "page \(entry.page) does not hold what transaction \(txid) wrote there (a torn write or damage)")
+        }
+        return nil
+    }
+
+    /// Both meta pages that are valid, each with its slot.
+    /// - Throws: when neither is: `notAnArborFile`, `unsupportedFormatVersion`, `truncatedFile`
+    ///   or `noValidMetaPage`.
+    static func readCandidates(from file: StorageFile, path: String) throws -> [Meta] {
         let fileSize = try file.size()
         guard fileSize >= UInt64(Limits.minPageSize) else {
             // Too short for a meta page: truncated if it starts like one, otherwise foreign.
@@ -166,20 +296,22 @@ struct Meta: Equatable, Sendable {
                 size <<= 1
             }
         }
-        guard let best = candidates.max(by: { $0.txid < $1.txid }) else {
+        guard !candidates.isEmpty else {
             if let version = problems.first(where: { if case .unsupportedFormatVersion = $0 { return true } else { return false } }) {
                 throw version
             }
             if problems.allSatisfy({ $0 == .notAnArborFile(path: "") }) { throw ArborError.notAnArborFile(path: path) }
             throw ArborError.noValidMetaPage(detail: problems.map(\.description).joined(separator: "; "))
         }
-        let needed = UInt64(best.pageCount) * UInt64(best.pageSize)
-        // The size was read before the meta pages: a writer may have grown the file and
-        // committed in between, so a short file is measured again before it counts as truncated.
-        if fileSize < needed {
-            let current = try file.size()
-            guard current >= needed else { throw ArborError.truncatedFile(expectedBytes: needed, actualBytes: current) }
-        }
-        return best
+        return candidates
+    }
+
+    /// Throws `truncatedFile` when the file is shorter than `meta`'s pages.
+    private static func checkLength(of file: StorageFile, for meta: Meta) throws {
+        let needed = UInt64(meta.pageCount) * UInt64(meta.pageSize)
+        // A writer may have grown the file and committed since the candidates were read, so the
+        // size is measured now.
+        let current = try file.size()
+        guard current >= needed else { throw ArborError.truncatedFile(expectedBytes: needed, actualBytes: current) }
     }
 }

@@ -93,7 +93,7 @@ final class ReaderRegistry: Sendable {
 /// The lock file beside a store (`<path>-lock`): the cross-process writer lock and reader table.
 ///
 /// Layout: bytes 0–7 magic `ARBORLCK`, 8–15 the last committed transaction id, 16–19 the slot
-/// count; slot `i` at 64 + 16·i holds (UInt64 snapshot txid or 0, UInt64 pid). A process owns
+/// count, 24–31 and 32–39 the newest synced commit (its id and meta page checksum); slot `i` at 64 + 16·i holds (UInt64 snapshot txid or 0, UInt64 pid). A process owns
 /// one slot while it has the database open and proves it is alive by holding an open-file-
 /// description (OFD) write lock on byte `livenessBase + i`; a slot whose byte is unlocked is stale.
 /// Byte 0 is the writer lock, byte 1 guards slot claiming.
@@ -220,6 +220,20 @@ final class LockFile: @unchecked Sendable {
 
     func publishCommit(_ txid: UInt64) {
         store(txid, at: 8)
+    }
+
+    /// The newest commit a process synced, as (transaction id, meta page checksum); (0, 0) when
+    /// none was published. No system call.
+    func durableCommit() -> (txid: UInt64, checksum: UInt32) {
+        (load(at: 24), UInt32(truncatingIfNeeded: load(at: 32)))
+    }
+
+    /// Records that the commit `txid` whose meta page has `checksum` is on stable storage.
+    /// Written after the sync: a reader that sees a mix of an old and a new record finds no
+    /// meta page matching it, which only costs it a sync of its own.
+    func publishDurableCommit(_ txid: UInt64, checksum: UInt32) {
+        store(UInt64(checksum), at: 32)
+        store(txid, at: 24)
     }
 
     func lockWriter() throws { try Self.lock(descriptor, byte: Self.writerByte, exclusive: true, wait: true) }

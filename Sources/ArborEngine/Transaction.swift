@@ -144,7 +144,7 @@ public class Transaction {
         var trees: [(String, TreeInfo)] = []
         for name in try treeNames() { trees.append((name, try tree(name).info)) }
         return DatabaseInfo(
-            formatVersion: Meta.formatVersion, pageSize: meta.pageSize, transactionID: meta.txid,
+            formatVersion: meta.version, pageSize: meta.pageSize, transactionID: meta.txid,
             pageCount: meta.pageCount, freePages: meta.freePages, fileSize: try database.file.size(),
             isCompressed: meta.isCompressed, trees: trees)
     }

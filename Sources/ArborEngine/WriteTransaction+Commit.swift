@@ -6,10 +6,13 @@ extension WriteTransaction {
 
     /// Makes every change durable and visible to new readers, atomically.
     ///
-    /// Protocol: write all new pages, `fdatasync`, write the meta page not used by the previous
-    /// commit (its transaction id is one higher), `fdatasync` again (the second sync is skipped
-    /// with `.deferredMetaSync`). A crash at any point leaves either the previous state or, once
-    /// the new meta page is on disk, the new one.
+    /// Protocol: write all new pages; write the meta page the plan names (never the one holding
+    /// the newest durable state) with id one higher, listing the pages written since that state
+    /// with their checksums; `fdatasync` once. On open, a meta page whose listed pages do not all
+    /// hold what it lists is passed over, so a crash before the sync completes leaves the
+    /// previous state or the new one. A commit of more pages than a meta page lists, and every
+    /// commit with `.deferredMetaSync`, syncs its pages before the meta page and lists none;
+    /// `.deferredMetaSync` then leaves the meta page to the next sync.
     /// - Throws: any I/O error (the previous state stays current); `needsReopen` if the failure
     ///   happened after the meta page write began. The writer lock is released in all cases.
     public func commit() throws {
@@ -30,16 +33,29 @@ extension WriteTransaction {
         // never written: extend the file so it really holds `pageCount` pages.
         let needed = UInt64(pageCount) * UInt64(pageSize)
         if try database.file.size() < needed { try database.file.truncate(to: needed) }
-        try database.file.sync()
 
-        let newMeta = Meta(
+        let syncsMeta = database.options.durability == .full
+        var listed = try commitPageList()
+        var durable: Meta?
+        if listed == nil || !syncsMeta {
+            try database.file.sync()
+            // Every earlier commit is on disk now too: keep the snapshot's meta page.
+            durable = meta
+            plan.slot = meta.slot ^ 1
+            listed = []
+        }
+        var newMeta = Meta(
             txid: txid, pageSize: pageSize, flags: meta.flags, pageCount: pageCount,
-            catalog: catalogBox.info, freelist: freelistBox.info, freePages: freePages)
+            catalog: catalogBox.info, freelist: freelistBox.info, freePages: freePages,
+            commitPages: listed ?? [], slot: plan.slot)
+        let image = newMeta.image(number: plan.slot)
+        newMeta.checksum = image.withUnsafeBytes { $0.u32(PageHeader.checksum) }
         do {
-            try newMeta.image(number: PageID(txid % 2)).withUnsafeBytes {
-                try database.file.write($0, at: UInt64(txid % 2) * UInt64(pageSize))
+            try image.withUnsafeBytes { try database.file.write($0, at: UInt64(plan.slot) * UInt64(pageSize)) }
+            if syncsMeta {
+                try database.file.sync()
+                durable = newMeta
             }
-            if database.options.durability == .full { try database.file.sync() }
         } catch {
             database.poison()
             throw error
@@ -47,7 +63,27 @@ extension WriteTransaction {
         // Only now may other transactions see the new pages: refresh the shared cache.
         for id in writtenEarly { database.cache.remove(id) }
         for page in written { database.cache.insert(page) }
-        database.finishCommit(newMeta, metaSynced: database.options.durability == .full)
+        database.finishCommit(newMeta, durable: durable)
+    }
+
+    /// The pages the new meta page lists: those of earlier commits not known durable that the
+    /// new state still reaches, and every page this commit wrote, in page order; nil when they
+    /// are more than a meta page holds.
+    func commitPageList() throws -> [CommitPage]? {
+        let limit = Meta.maxCommitPages(pageSize: pageSize)
+        guard plan.carried.count + dirty.count + writtenEarly.count <= limit else { return nil }
+        var list: [CommitPage] = []
+        if !plan.carried.isEmpty {
+            let freed = Set(pendingFree)
+            list = plan.carried.filter { !freed.contains($0.page) }
+        }
+        for id in Array(dirty.keys) + Array(writtenEarly) {
+            guard let checksum = writtenChecksums[id] else {
+                throw ArborError.internalInconsistency("page \(id) was written without a checksum")
+            }
+            list.append(CommitPage(page: id, checksum: checksum))
+        }
+        return list.sorted { $0.page < $1.page }
     }
 
     /// Serializes nodes and writes them, coalescing consecutive page numbers into one write.
@@ -75,6 +111,7 @@ extension WriteTransaction {
                 }
                 let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[(offset * pageSize)..<((offset + 1) * pageSize)])
                 node.serialize(into: slice, id: id, txid: txid)
+                writtenChecksums[id] = UnsafeRawBufferPointer(slice).u32(PageHeader.checksum)
                 if index + offset >= firstKept {
                     // Built by this transaction just now: no need to validate what we serialized.
                     images.append(Page.copy(id: id, image: UnsafeRawBufferPointer(slice)))

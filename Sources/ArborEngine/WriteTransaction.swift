@@ -3,8 +3,10 @@
 /// Modified pages are copied (copy-on-write) to newly allocated page numbers, so readers of older
 /// snapshots are never disturbed. `abort` (or deinit without commit) discards everything.
 public final class WriteTransaction: Transaction {
+    /// Where the commit writes its meta page and which freed pages it may reuse.
+    var plan: CommitPlan
     /// Pages freed by transactions up to this id may be reused (no reader can reach them).
-    let reuseLimit: UInt64
+    var reuseLimit: UInt64 { plan.reuseLimit }
     /// The id this transaction commits as.
     let txid: UInt64
     /// Next page number at the end of the file.
@@ -13,6 +15,9 @@ public final class WriteTransaction: Transaction {
     var dirty: [PageID: Node] = [:]
     /// Pages allocated by this transaction whose image is already on disk (spilled leaves, overflow pages).
     var writtenEarly: Set<PageID> = []
+    /// The header checksum of every page image this transaction wrote, by page: the meta page
+    /// lists them (see `CommitPlan`).
+    var writtenChecksums: [PageID: UInt32] = [:]
     /// Every page allocated by this transaction and not freed again.
     var allocated: Set<PageID> = []
     /// Free pages this transaction may use.
@@ -32,8 +37,8 @@ public final class WriteTransaction: Transaction {
     /// `LeafHint`); cleared by every split, merge or redistribution.
     var leafHint: LeafHint?
 
-    init(database: Database, meta: Meta, reuseLimit: UInt64) {
-        self.reuseLimit = reuseLimit
+    init(database: Database, meta: Meta, plan: CommitPlan) {
+        self.plan = plan
         self.txid = meta.txid + 1
         self.pageCount = meta.pageCount
         self.freePages = meta.freePages
@@ -281,6 +286,7 @@ public final class WriteTransaction: Transaction {
                 let chunk = UnsafeRawBufferPointer(rebasing: source[start..<min(start + payload, stored.count)])
                 buildOverflowPage(buffer, id: id, txid: txid, payload: chunk, next: index + 1 < ids.count ? ids[index + 1] : 0)
                 try database.file.write(UnsafeRawBufferPointer(buffer), at: UInt64(id) * UInt64(pageSize))
+                writtenChecksums[id] = UnsafeRawBufferPointer(buffer).u32(PageHeader.checksum)
                 writtenEarly.insert(id)
             }
         }

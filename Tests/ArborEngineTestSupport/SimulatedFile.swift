@@ -123,6 +123,16 @@ public final class SimulatedFile: StorageFile, Sendable {
         }
     }
 
+    /// A copy as a process that opens the file after this one's process crashed finds it: the
+    /// same contents, with the writes not yet synced still only in the (simulated) OS cache, so
+    /// that a power cut later may lose them. The copy crashes after `crashAfter` operations.
+    public func afterProcessCrash(crashAfter: Int? = nil) -> SimulatedFile {
+        let copy = state.withLock { $0 }
+        let file = SimulatedFile(bytes: copy.current, crashAfter: crashAfter)
+        file.state.withLock { $0.pending = copy.pending }
+        return file
+    }
+
     /// What the disk may contain after the crash, under `mode`.
     public func crashImage(mode: CrashMode, seed: UInt64) -> [UInt8] {
         state.withLock { state in

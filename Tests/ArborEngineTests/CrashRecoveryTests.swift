@@ -80,20 +80,21 @@ struct CrashRecoveryTests {
             let file = SimulatedFile(bytes: startImage, crashAfter: crashPoint)
             var acknowledged = 0
             var inCommit: Int?
-            var syncsAtCommitStart = 0
+            var writesAtCommitStart = 0
             do {
                 let database = try Database.open(file: file, options: options)
                 _ = try Self.runWorkload(
                     database, seed: seed, transactions: 30,
-                    onCommitStart: { index in inCommit = index; syncsAtCommitStart = file.syncCount },
+                    onCommitStart: { index in inCommit = index; writesAtCommitStart = file.writeCount },
                     onCommitted: { index in acknowledged = index; inCommit = nil })
                 withExtendedLifetime(database) {}
                 Issue.record("crash point \(crashPoint) was never reached")
                 continue
             } catch is SimulatedCrash {
             }
-            // The new state may survive only if the crash came after the commit's first sync.
-            let newStateAllowed = inCommit != nil && file.syncCount > syncsAtCommitStart
+            // The new state may survive only if the crash came during its commit, after its meta
+            // page was written.
+            let newStateAllowed = inCommit != nil && file.writeCount > writesAtCommitStart
             for (modeIndex, mode) in CrashMode.allCases.enumerated() {
                 let image = file.crashImage(mode: mode, seed: UInt64(crashPoint * 3 + modeIndex))
                 let reopened = try Database.open(file: SimulatedFile(bytes: image))

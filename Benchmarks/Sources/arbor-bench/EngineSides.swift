@@ -95,7 +95,8 @@ struct ArborSide {
     }
 }
 
-/// The SQLite side: GRDB, WITHOUT ROWID table with a BLOB primary key, WAL, synchronous=NORMAL.
+/// The SQLite side: GRDB, WITHOUT ROWID table with a BLOB primary key, WAL, synchronous=NORMAL
+/// (FULL for the durable small commits).
 struct SQLiteSide {
     let directory: String
     let cacheMiB: Int
@@ -115,6 +116,15 @@ struct SQLiteSide {
             try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
         }
         let pool = try DatabasePool(path: path(name), configuration: configuration)
+        // DatabasePool sets synchronous=NORMAL when it turns WAL on, after prepareDatabase:
+        // set the level again on the writer connection, and check it.
+        let level = try pool.writeWithoutTransaction { db -> Int in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            return try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+        }
+        guard level == (synchronous == "FULL" ? 2 : 1) else {
+            throw BenchError.wrongAnswer("SQLite synchronous is \(level), expected \(synchronous)")
+        }
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) WITHOUT ROWID")
         }
