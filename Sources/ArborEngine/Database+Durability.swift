@@ -28,7 +28,7 @@ extension Database {
             CommitPlan(slot: slot, reuseLimit: min(oldest ?? durable.txid, durable.txid), durableTxid: durable.txid, carried: carried)
         }
         if isKnownDurable(current) { return plan(durable: current, slot: current.slot ^ 1, carried: []) }
-        if let other = try Meta.readCandidates(from: file, path: path).first(where: { $0.slot != current.slot }),
+        if let other = try Meta.readCandidates(from: file, path: path).metas.first(where: { $0.slot != current.slot }),
            other.txid < current.txid, isKnownDurable(other) {
             // The current state is not known durable: overwrite its meta page, list its pages again.
             return plan(durable: other, slot: current.slot, carried: current.commitPages)

@@ -173,14 +173,15 @@ struct Meta: Equatable, Sendable {
     /// (see `readVerified`): within one boot every page written before a meta page is readable.
     /// `excluding` is a meta page found incomplete on open, passed over while it is still there.
     static func readCurrent(from file: StorageFile, path: String, excluding rejected: Meta? = nil) throws -> Meta {
-        let candidates = try readCandidates(from: file, path: path).filter {
+        let (all, fileSize) = try readCandidates(from: file, path: path)
+        let candidates = all.filter {
             guard let rejected else { return true }
             return ($0.slot, $0.txid, $0.checksum) != (rejected.slot, rejected.txid, rejected.checksum)
         }
         guard let best = candidates.max(by: { $0.txid < $1.txid }) else {
             throw ArborError.internalInconsistency("no meta page candidate")
         }
-        try checkLength(of: file, for: best)
+        try checkLength(of: file, measured: fileSize, for: best)
         return best
     }
 
@@ -200,20 +201,20 @@ struct Meta: Equatable, Sendable {
     /// - Throws: as `readCandidates`; `truncatedFile` when the file is too short for every
     ///   candidate; `noValidMetaPage` when no candidate's commit is complete.
     static func readVerified(from file: StorageFile, path: String) throws -> (meta: Meta, rejected: Rejection?) {
-        let candidates = try readCandidates(from: file, path: path).sorted { $0.txid > $1.txid }
-        let fileSize = try file.size()
+        let (all, fileSize) = try readCandidates(from: file, path: path)
+        let candidates = all.sorted { $0.txid > $1.txid }
         var rejected: Rejection?
         var problems: [String] = []
         for candidate in candidates {
             let check = try candidate.checkCommitPages(in: file, fileSize: fileSize)
             guard let check else {
-                try checkLength(of: file, for: candidate)
+                try checkLength(of: file, measured: fileSize, for: candidate)
                 return (candidate, rejected)
             }
             if rejected == nil { rejected = check }
             problems.append("meta page \(candidate.slot) (transaction \(candidate.txid)): \(check.detail)")
         }
-        if let newest = candidates.first { try checkLength(of: file, for: newest) }
+        if let newest = candidates.first { try checkLength(of: file, measured: fileSize, for: newest) }
         throw ArborError.noValidMetaPage(detail: problems.joined(separator: "; "))
     }
 
@@ -225,8 +226,11 @@ struct Meta: Equatable, Sendable {
         guard !commitPages.isEmpty else { return nil }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
         defer { buffer.deallocate() }
+        var fileSize = fileSize
         for entry in commitPages {
             let offset = UInt64(entry.page) * UInt64(pageSize)
+            // Measured before the meta pages were read: a writer may have grown the file since.
+            if offset + UInt64(pageSize) > fileSize { fileSize = try file.size() }
             guard offset + UInt64(pageSize) <= fileSize,
                   try file.read(into: buffer, at: offset) == pageSize else {
                 return Rejection(meta: self, damagedPage: nil, detail: "page \(entry.page) is past the end of the file")
@@ -253,10 +257,10 @@ struct Meta: Equatable, Sendable {
         return nil
     }
 
-    /// Both meta pages that are valid, each with its slot.
+    /// Both meta pages that are valid, each with its slot, and the file's size when read.
     /// - Throws: when neither is: `notAnArborFile`, `unsupportedFormatVersion`, `truncatedFile`
     ///   or `noValidMetaPage`.
-    static func readCandidates(from file: StorageFile, path: String) throws -> [Meta] {
+    static func readCandidates(from file: StorageFile, path: String) throws -> (metas: [Meta], fileSize: UInt64) {
         let fileSize = try file.size()
         guard fileSize >= UInt64(Limits.minPageSize) else {
             // Too short for a meta page: truncated if it starts like one, otherwise foreign.
@@ -303,14 +307,15 @@ struct Meta: Equatable, Sendable {
             if problems.allSatisfy({ $0 == .notAnArborFile(path: "") }) { throw ArborError.notAnArborFile(path: path) }
             throw ArborError.noValidMetaPage(detail: problems.map(\.description).joined(separator: "; "))
         }
-        return candidates
+        return (candidates, fileSize)
     }
 
     /// Throws `truncatedFile` when the file is shorter than `meta`'s pages.
-    private static func checkLength(of file: StorageFile, for meta: Meta) throws {
+    private static func checkLength(of file: StorageFile, measured: UInt64, for meta: Meta) throws {
         let needed = UInt64(meta.pageCount) * UInt64(meta.pageSize)
-        // A writer may have grown the file and committed since the candidates were read, so the
-        // size is measured now.
+        guard measured < needed else { return }
+        // The size was measured before the meta pages were read: a writer may have grown the
+        // file and committed in between, so a short file is measured again.
         let current = try file.size()
         guard current >= needed else { throw ArborError.truncatedFile(expectedBytes: needed, actualBytes: current) }
     }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The README promises that its Swift examples compile as written: its ```swift blocks, read in
-/// order as one program (each import once, at the top), are type-checked by `swiftc` against the
+/// order as one program (each import once, at the top, and only those the README writes), are type-checked by `swiftc` against the
 /// modules this test run was built with.
 @Suite("README examples")
 struct ReadmeExampleTests {
@@ -11,7 +11,7 @@ struct ReadmeExampleTests {
 
     /// The README's Swift blocks as one program.
     static func program(_ readme: String) -> (source: String, blocks: Int) {
-        var imports: [String] = ["import Foundation"], body: [String] = []
+        var imports: [String] = [], body: [String] = []
         var inBlock = false, blocks = 0
         for line in readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             if !inBlock, line == "```swift" {

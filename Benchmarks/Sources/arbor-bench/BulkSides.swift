@@ -59,6 +59,16 @@ struct ArborStopsSide {
         })
     }
 
+    /// A new managed stop in `context` with `incoming`'s values.
+    static func insert(_ incoming: IncomingStop, into context: ManagedObjectContext) {
+        let stop = BulkStop(context: context)
+        stop.identifier = incoming.identifier
+        stop.stopID = incoming.stopID
+        stop.name = incoming.name
+        stop.latitude = incoming.latitude
+        stop.longitude = incoming.longitude
+    }
+
     static func fill(_ object: inout BatchInsertObject, _ stop: IncomingStop) {
         object.setValue(.int(stop.identifier), forKey: "identifier")
         object.setValue(.string(stop.stopID), forKey: "stopID")
@@ -83,12 +93,7 @@ struct ArborStopsSide {
                         found += 1
                         stop.name = incoming.name
                     } else {
-                        let stop = BulkStop(context: context)
-                        stop.identifier = incoming.identifier
-                        stop.stopID = incoming.stopID
-                        stop.name = incoming.name
-                        stop.latitude = incoming.latitude
-                        stop.longitude = incoming.longitude
+                        Self.insert(incoming, into: context)
                     }
                 }
                 try context.save()
@@ -114,13 +119,8 @@ struct ArborStopsSide {
                 var next = part.startIndex
                 var upsert = BatchInsertRequest(entityName: "Stop") { object in
                     guard next < part.endIndex else { return true }
-                    let incoming = part[next]
+                    Self.fill(&object, part[next])
                     next += 1
-                    object.setValue(.int(incoming.identifier), forKey: "identifier")
-                    object.setValue(.string(incoming.stopID), forKey: "stopID")
-                    object.setValue(.string(incoming.name), forKey: "name")
-                    object.setValue(.double(incoming.latitude), forKey: "latitude")
-                    object.setValue(.double(incoming.longitude), forKey: "longitude")
                     return false
                 }
                 upsert.conflictRule = .update
@@ -144,12 +144,7 @@ struct ArborStopsSide {
                     found += 1
                     stop.name = incoming.name
                 } else {
-                    let stop = BulkStop(context: context)
-                    stop.identifier = incoming.identifier
-                    stop.stopID = incoming.stopID
-                    stop.name = incoming.name
-                    stop.latitude = incoming.latitude
-                    stop.longitude = incoming.longitude
+                    Self.insert(incoming, into: context)
                 }
                 if (index + 1) % batch == 0 {
                     try context.save()

@@ -84,10 +84,10 @@ final class SaveWriter {
     var indexChanges: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
     /// The indexes of the entity last patched that its changed slots move (one batch update
     /// patches with the same slots throughout).
-    private var patchedIndexes: (info: EntityInfo, changed: SlotMask, indexes: [EntityInfo.Index])?
+    var patchedIndexes: (info: EntityInfo, changed: SlotMask, indexes: [EntityInfo.Index])?
     /// Buffers for the keys and rows `writeRow` builds, reused from row to row.
-    private var oldKeyBuffer: [UInt8] = []
-    private var newKeyBuffer: [UInt8] = []
+    var oldKeyBuffer: [UInt8] = []
+    var newKeyBuffer: [UInt8] = []
     /// A unique index whose new entries are known to be unique already: a batch insert's
     /// conflict constraint, whose values were looked up before the rows were written.
     var resolvedUniqueIndex: EntityInfo.Index?
@@ -279,23 +279,7 @@ final class SaveWriter {
         let keys = store.keys
         for index in info.indexes {
             if let changed, old != nil, !index.slots.contains(where: changed.contains), !(index.orderSlot.map(changed.contains) ?? false) { continue }
-            // Both keys built in buffers reused from row to row: no array per entry.
-            oldKeyBuffer.removeAll(keepingCapacity: true)
-            newKeyBuffer.removeAll(keepingCapacity: true)
-            let hasOld = old.map { keys.appendIndexKey(index, columns: $0.columns, key: id.primaryKey, to: &oldKeyBuffer) } ?? false
-            let hasNew = keys.appendIndexKey(index, columns: columns, key: id.primaryKey, to: &newKeyBuffer)
-            guard hasOld != hasNew || (hasOld && oldKeyBuffer != newKeyBuffer) else { continue }
-            if hasOld { oldKeyBuffer.withUnsafeBytes { indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key: $0) } }
-            if hasNew {
-                let value = keys.entryValue(info.code, root: info.rootCode)
-                newKeyBuffer.withUnsafeBytes { key in
-                    value.withUnsafeBytes { indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.put(key: key, value: $0) }
-                }
-                // Values that take a unique index's entry are checked (nil never conflicts).
-                if index.isUnique, index !== resolvedUniqueIndex, index.slots.allSatisfy({ $0 < columns.count && !columns[$0].isNull }) {
-                    uniqueEntries[ObjectIdentifier(index), default: (index, [])].entries.append((newKeyBuffer, id))
-                }
-            }
+            moveIndexEntry(index, of: id, from: old?.columns, to: columns)
         }
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
@@ -311,54 +295,6 @@ final class SaveWriter {
             try tx.tree(info.rowTree).put(keys.rowKey(id.primaryKey), RowCodec.encode(row))
         }
         if keepsWrittenRows { written[id] = row }
-    }
-
-    /// Writes the stored row `old` of `id` with the columns of `replacements` changed (attributes
-    /// only: no reference, so no order key moves), in its encoded form: the other columns are
-    /// copied as they are stored. Index entries of indexes on the replaced slots move; the
-    /// version goes up by one. The row write is deferred (`defersRowWrites` must be on).
-    func patchRow(_ id: ObjectID, old: StoredRow, replacements: [(slot: Int, value: ColumnValue)], changed: SlotMask) throws {
-        let info = id.info, keys = store.keys
-        let new = PatchedColumns(base: old.columns, replacements: replacements)
-        if patchedIndexes?.info !== info || patchedIndexes?.changed != changed {
-            patchedIndexes = (info, changed, info.indexes.filter { index in
-                index.slots.contains(where: changed.contains) || (index.orderSlot.map(changed.contains) ?? false)
-            })
-        }
-        for index in patchedIndexes?.indexes ?? [] {
-            oldKeyBuffer.removeAll(keepingCapacity: true)
-            newKeyBuffer.removeAll(keepingCapacity: true)
-            let hasOld = keys.appendIndexKey(index, columns: old.columns, key: id.primaryKey, to: &oldKeyBuffer)
-            let hasNew = keys.appendIndexKey(index, columns: new, key: id.primaryKey, to: &newKeyBuffer)
-            guard hasOld != hasNew || (hasOld && oldKeyBuffer != newKeyBuffer) else { continue }
-            if hasOld { oldKeyBuffer.withUnsafeBytes { indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key: $0) } }
-            if hasNew {
-                let value = keys.entryValue(info.code, root: info.rootCode)
-                newKeyBuffer.withUnsafeBytes { key in
-                    value.withUnsafeBytes { indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.put(key: key, value: $0) }
-                }
-                if index.isUnique, index.slots.allSatisfy({ $0 < new.count && !new[$0].isNull }) {
-                    uniqueEntries[ObjectIdentifier(index), default: (index, [])].entries.append((newKeyBuffer, id))
-                }
-            }
-        }
-        let (nextVersion, overflow) = old.version.addingReportingOverflow(1)
-        oldKeyBuffer.removeAll(keepingCapacity: true)
-        keys.appendRowKey(id.primaryKey, to: &oldKeyBuffer)
-        newKeyBuffer.removeAll(keepingCapacity: true)
-        newKeyBuffer.append(RowCodec.formatByte)
-        RowCodec.appendVarint(overflow ? 1 : nextVersion, &newKeyBuffer)
-        RowCodec.appendVarint(UInt64(old.entityCode), &newKeyBuffer)
-        for position in 0..<old.columns.count {
-            if let replacement = replacements.first(where: { $0.slot == position }) {
-                RowCodec.append(replacement.value, &newKeyBuffer)
-            } else {
-                old.columns.appendEncoded(position, to: &newKeyBuffer)
-            }
-        }
-        oldKeyBuffer.withUnsafeBytes { key in
-            newKeyBuffer.withUnsafeBytes { rowWrites[info.rowTree, default: TreeChanges()].put(key: key, value: $0) }
-        }
     }
 
     private func deleteRow(_ delete: SaveRequest.RowDelete) throws {
