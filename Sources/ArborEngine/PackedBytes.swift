@@ -33,6 +33,20 @@ struct PackedBytes {
         guard byteCapacity <= Int(endMask), count >= 0 else { return nil }
         var ends = [UInt32](repeating: 0, count: count)
         var fits = true
+        if byteCapacity == 0 {
+            // `Array(unsafeUninitializedCapacity: 0)` stores a count into the shared empty-array
+            // storage, which other threads read: a data race. Empty strings need no buffer.
+            for index in 0..<count {
+                write(index) { string, flagged in
+                    if !string.isEmpty { fits = false }
+                    ends[index] = flagged ? flagBit : 0
+                }
+            }
+            guard fits else { return nil }
+            var packed = PackedBytes()
+            packed.ends = ends
+            return packed
+        }
         let bytes = [UInt8](unsafeUninitializedCapacity: byteCapacity) { buffer, initialized in
             var offset = 0
             ends.withUnsafeMutableBufferPointer { ends in
