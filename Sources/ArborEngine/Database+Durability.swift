@@ -1,3 +1,96 @@
+import Dispatch
+
+extension Database {
+    /// When a commit reaches stable storage. Every mode keeps every commit atomic: after a crash
+    /// or power loss the file opens at a committed state, never a torn one.
+    public enum Durability: Sendable, Equatable {
+        /// One `fdatasync` per commit, after its pages and meta page are written; a commit is
+        /// durable when `commit()` returns (like SQLite's `synchronous=FULL` in WAL mode).
+        /// A commit of more than 256 pages syncs its pages before its meta page (two syncs).
+        case full
+        /// No sync per commit, like SQLite's `synchronous=NORMAL` in WAL mode: a commit survives
+        /// a crash of the process as soon as `commit()` returns, and a power loss once the next
+        /// sync has run — after the schedule's number of commits or interval, when a commit's
+        /// pages outgrow what a meta page lists, on `sync()`, and when the database is released.
+        case normal(SyncSchedule)
+        /// One `fdatasync` per commit, before its meta page is written: the meta page reaches
+        /// the disk with the next commit's sync (or `sync()`, or closing the database), so a
+        /// power loss may undo the last commit. Like LMDB's `MDB_NOMETASYNC`.
+        case deferredMetaSync
+
+        /// `.normal` with the default schedule: a sync every 1,000 commits or one second after
+        /// the first commit it has not covered.
+        public static var normal: Durability { .normal(SyncSchedule()) }
+
+        var syncInterval: Duration? {
+            if case .normal(let schedule) = self { return schedule.interval }
+            return nil
+        }
+    }
+
+    /// When a `.normal` database syncs: whichever comes first.
+    public struct SyncSchedule: Sendable, Equatable {
+        /// Sync in the commit that makes this many commits not yet known durable (at least 1).
+        public var commits: Int
+        /// Sync this long after the first commit not yet known durable; nil: only by count,
+        /// `sync()` and release.
+        public var interval: Duration?
+
+        public init(commits: Int = 1000, interval: Duration? = .seconds(1)) {
+            self.commits = max(1, commits)
+            self.interval = interval
+        }
+    }
+
+    /// Makes every commit so far durable, by this process or another. Waits for a writer at work
+    /// (a meta page being rewritten cannot be declared durable), except when called from inside
+    /// a write transaction on its own thread.
+    /// - Throws: an I/O error, after which the database needs reopening (`needsReopen`): a
+    ///   failed `fdatasync` may have dropped unsynced writes.
+    /// - Complexity: one `fdatasync`.
+    public func sync() throws {
+        guard !isReadOnly else { return }
+        if registry.isWriterLockHeldByCurrentThread { return try syncHoldingWriterLock() }
+        try registry.lockWriter()
+        defer { releaseWriter() }
+        try syncHoldingWriterLock()
+    }
+
+    private func syncHoldingWriterLock() throws {
+        // After a failed meta page write, the newest commit may be torn: nothing to vouch for.
+        if state.withLock({ $0.poisoned }) { throw ArborError.needsReopen }
+        // The newest commit on disk, this process's or another's: the sync covers it.
+        let meta = try currentMeta()
+        do {
+            try file.sync()
+        } catch {
+            poison()
+            throw error
+        }
+        noteDurable(meta)
+    }
+
+    /// Queues the timed sync of `.normal` durability (at most one queued at a time).
+    func scheduleSync() {
+        guard let interval = options.durability.syncInterval else { return }
+        let (seconds, attoseconds) = interval.components
+        // At most a day: a longer interval only waits for the count, `sync()` or release.
+        let nanoseconds = min(max(0, seconds), 86_400) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
+            self?.runScheduledSync()
+        }
+    }
+
+    private func runScheduledSync() {
+        let due = state.withLock { state -> Bool in
+            state.syncScheduled = false
+            return state.hasUnsyncedCommit && !state.poisoned
+        }
+        // A failure poisons the database: the next commit reports it.
+        if due { try? sync() }
+    }
+}
+
 /// Which meta page a commit may overwrite and which freed pages it may reuse.
 ///
 /// The rule that keeps every commit atomic with one sync: at all times one meta page holds the
@@ -28,6 +121,10 @@ extension Database {
             CommitPlan(slot: slot, reuseLimit: min(oldest ?? durable.txid, durable.txid), durableTxid: durable.txid, carried: carried)
         }
         if isKnownDurable(current) { return plan(durable: current, slot: current.slot ^ 1, carried: []) }
+        if let durable = durableMetaBeside(current) {
+            return CommitPlan(slot: current.slot, reuseLimit: min(oldest ?? durable.txid, durable.txid),
+                              durableTxid: durable.txid, carried: current.commitPages)
+        }
         if let other = try Meta.readCandidates(from: file, path: path).metas.first(where: { $0.slot != current.slot }),
            other.txid < current.txid, isKnownDurable(other) {
             // The current state is not known durable: overwrite its meta page, list its pages again.
@@ -38,10 +135,22 @@ extension Database {
         return plan(durable: current, slot: current.slot ^ 1, carried: [])
     }
 
+    /// The newest commit known durable when `current` is this process's own last commit and that
+    /// commit left it in the other meta page: no meta page has been written since, so it is
+    /// still there and need not be read.
+    private func durableMetaBeside(_ current: Meta) -> (txid: UInt64, checksum: UInt32)? {
+        state.withLock { state in
+            guard let durable = state.durable, let last = state.lastCommit,
+                  last == (current.txid, current.checksum), durable.slot == current.slot ^ 1,
+                  durable.txid < current.txid else { return nil }
+            return (durable.txid, durable.checksum)
+        }
+    }
+
     /// Whether `meta` (as read from its meta page) is a commit known to be on stable storage,
     /// by this process or by another one through the lock file.
     func isKnownDurable(_ meta: Meta) -> Bool {
-        if let durable = state.withLock({ $0.durable }), durable == (meta.txid, meta.checksum) { return true }
+        if let durable = state.withLock({ $0.durable }), durable.txid == meta.txid, durable.checksum == meta.checksum { return true }
         guard let published = registry.lockFile?.durableCommit() else { return false }
         return published.txid == meta.txid && published.checksum == meta.checksum
     }
@@ -49,10 +158,17 @@ extension Database {
     /// Records that `meta` and every commit before it are on stable storage (a sync that began
     /// after its meta page was written has returned), here and in the lock file.
     func noteDurable(_ meta: Meta) {
-        state.withLock { state in
-            if (state.durable?.txid ?? 0) <= meta.txid { state.durable = (meta.txid, meta.checksum) }
-            if state.meta.txid == meta.txid { state.hasUnsyncedCommit = false }
+        let woken = state.withLock { state -> [DispatchSemaphore] in
+            if (state.durable?.txid ?? 0) <= meta.txid { state.durable = (meta.txid, meta.checksum, meta.slot) }
+            if state.meta.txid <= meta.txid {
+                state.hasUnsyncedCommit = false
+                state.unsyncedCommits = 0
+            }
+            let covered = state.durabilityWaiters.filter { $0.txid <= meta.txid }
+            state.durabilityWaiters.removeAll { $0.txid <= meta.txid }
+            return covered.map(\.signal)
         }
+        for signal in woken { signal.signal() }
         // Not only upwards: a file renamed into place may have a lower id. An older record
         // than the newest durable commit is still true, and costs at most one sync.
         registry.lockFile?.publishDurableCommit(meta.txid, checksum: meta.checksum)

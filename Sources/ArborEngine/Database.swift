@@ -1,3 +1,5 @@
+import Dispatch
+
 /// An ArborEngine store: one file of copy-on-write B+trees with snapshot readers and one writer.
 ///
 /// ```swift
@@ -37,27 +39,29 @@ public final class Database: Sendable {
         }
     }
 
-    /// When a commit reaches stable storage. Both modes keep every commit atomic: after a crash or
-    /// power loss the file opens at a committed state, never a torn one.
-    public enum Durability: Sendable {
-        /// One `fdatasync` per commit, after its pages and meta page are written; a commit is
-        /// durable when `commit()` returns (like SQLite's `synchronous=FULL` in WAL mode).
-        /// A commit of more than 256 pages syncs its pages before its meta page (two syncs).
-        case full
-        /// One `fdatasync` per commit, before its meta page is written: the meta page reaches
-        /// the disk with the next commit's sync (or `sync()`, or closing the database), so a
-        /// power loss may undo the last commit. Like LMDB's `MDB_NOMETASYNC`.
-        case deferredMetaSync
-    }
-
     struct State {
         var meta: Meta
         var poisoned = false
         /// The newest commit this process knows to be on stable storage, with its meta page's
         /// checksum; nil until a sync (a file just opened may hold commits still in the OS cache).
-        var durable: (txid: UInt64, checksum: UInt32)?
+        var durable: (txid: UInt64, checksum: UInt32, slot: PageID)?
+        /// The last commit this process made, as (id, meta page checksum).
+        var lastCommit: (txid: UInt64, checksum: UInt32)?
         /// This process committed something it has not synced (deferred durability).
         var hasUnsyncedCommit = false
+        /// Commits since the newest one known durable (`.normal` syncs when it reaches its limit).
+        var unsyncedCommits = 0
+        /// A timed sync is queued (`.normal` with an interval).
+        var syncScheduled = false
+        /// Group commit (see `Database+GroupCommit.swift`): threads waiting for the writer lock,
+        /// `.full` commits whose sync was left to them, and those commits' threads.
+        var queuedWriters = 0
+        var groupTxid: UInt64 = 0
+        /// Why a group commit's sync failed (what its waiting commits throw).
+        var groupSyncFailure: (any Error)?
+        var durabilityWaiters: [(txid: UInt64, signal: DispatchSemaphore)] = []
+        /// `.full` commits of this process wait for a sync.
+        var isGroupWaiting: Bool { !poisoned && groupTxid > (durable?.txid ?? 0) }
     }
 
     let file: StorageFile
@@ -68,6 +72,9 @@ public final class Database: Sendable {
     let cache: PageCache
     let registry: ReaderRegistry
     let state: Locked<State>
+    /// Held while a meta page is written (and synced, in a `.full` commit) and during a group
+    /// commit's sync; holds the newest meta page this process wrote.
+    let metaWrites = Locked<Meta?>(nil)
     /// Catalog records of the newest snapshot read transactions looked trees up in, by name:
     /// the read transactions of one snapshot (every fetch between two commits) skip the catalog
     /// walk. A committed snapshot's records never change, so the snapshot id is the whole key.
@@ -208,12 +215,19 @@ public final class Database: Sendable {
     /// - Throws: `ArborError.readOnly` on a read-only database, `needsReopen` after a failed commit.
     public func beginWrite() throws -> WriteTransaction {
         guard !isReadOnly else { throw ArborError.readOnly }
-        try registry.lockWriter()
+        state.withLock { $0.queuedWriters += 1 }
+        do {
+            try registry.lockWriter()
+        } catch {
+            state.withLock { $0.queuedWriters -= 1 }
+            throw error
+        }
+        state.withLock { $0.queuedWriters -= 1 }
         do {
             let meta = try refreshMetaForWriter()
             return WriteTransaction(database: self, meta: meta, plan: try planCommit(after: meta))
         } catch {
-            registry.unlockWriter()
+            releaseWriter()
             throw error
         }
     }
@@ -262,18 +276,19 @@ public final class Database: Sendable {
     private func refreshMetaForWriter() throws -> Meta {
         if state.withLock({ $0.poisoned }) { throw ArborError.needsReopen }
         guard let lockFile = registry.lockFile else { return state.withLock { $0.meta } }
+        // Every acknowledged commit is published before its writer returns, so when the lock
+        // file names this process's last commit no other process committed since. (A writer that
+        // died between its meta page write and publishing acknowledged nothing: the next commit
+        // takes the same id and, by the plan's rule, the same meta page.)
+        let cached = state.withLock { state -> Meta? in
+            guard let last = state.lastCommit, last == (state.meta.txid, state.meta.checksum) else { return nil }
+            return state.meta
+        }
+        if let cached, lockFile.publishedCommit() == cached.txid { return cached }
         let meta = try adoptDiskMeta()
         // Repair a publication lost when a writer died between its meta sync and publishing.
         if lockFile.publishedCommit() != meta.txid { lockFile.publishCommit(meta.txid) }
         return meta
-    }
-
-    /// Makes every commit durable (with `.deferredMetaSync`, the last commit's meta page).
-    public func sync() throws {
-        guard !isReadOnly else { return }
-        let meta = state.withLock { $0.meta }
-        try file.sync()
-        noteDurable(meta)
     }
 
     deinit {
@@ -283,15 +298,34 @@ public final class Database: Sendable {
     /// Publishes a commit: new readers see `meta`; `durable`, when given, is the newest commit
     /// the commit synced.
     func finishCommit(_ meta: Meta, durable: Meta?) {
-        state.withLock {
-            $0.meta = meta
-            $0.hasUnsyncedCommit = durable?.txid != meta.txid
+        let schedulesSync = state.withLock { state -> Bool in
+            state.meta = meta
+            state.lastCommit = (meta.txid, meta.checksum)
+            // A group commit's sync may have covered it already.
+            state.hasUnsyncedCommit = durable?.txid != meta.txid && (state.durable?.txid ?? 0) < meta.txid
+            state.unsyncedCommits = durable == nil ? state.unsyncedCommits + 1 : (durable?.txid == meta.txid ? 0 : 1)
+            guard state.hasUnsyncedCommit, !state.syncScheduled, options.durability.syncInterval != nil else { return false }
+            state.syncScheduled = true
+            return true
         }
         registry.lockFile?.publishCommit(meta.txid)
         if let durable { noteDurable(durable) }
+        if schedulesSync { scheduleSync() }
     }
 
-    func poison() { state.withLock { $0.poisoned = true } }
+    /// Commits not known durable once `durable` (synced by the commit under way) is noted.
+    func unsyncedCommits(after durable: Meta?) -> Int {
+        durable == nil ? state.withLock { $0.unsyncedCommits } : 0
+    }
+
+    func poison() {
+        let waiters = state.withLock { state in
+            state.poisoned = true
+            defer { state.durabilityWaiters.removeAll() }
+            return state.durabilityWaiters
+        }
+        for waiter in waiters { waiter.signal.signal() }
+    }
 
     // MARK: Pages
 

@@ -14,10 +14,16 @@ final class ReaderRegistry: Sendable {
         var readers: [UInt64: Int] = [:]
         /// The snapshot published in this process's lock-file slot (0 = none).
         var published: UInt64 = 0
+        /// This process holds the lock file's writer lock (possibly kept between two writers of
+        /// this process, see `unlockWriter(keepingFileLock:)`).
+        var holdsFileLock = false
     }
 
     private let state = Locked(State())
     private let writerGate = DispatchSemaphore(value: 1)
+    /// The thread holding the writer lock (0: none), so `Database.sync()` called from inside a
+    /// write transaction does not wait for its own lock.
+    private let writerThread = Atomic<UInt>(0)
     let lockFile: LockFile?
 
     init(lockFile: LockFile?) {
@@ -69,24 +75,67 @@ final class ReaderRegistry: Sendable {
 
     func lockWriter() throws {
         writerGate.wait()
-        do { try lockFile?.lockWriter() } catch {
+        do { _ = try lockFileWriterIfNeeded(wait: true) } catch {
             writerGate.signal()
             throw error
         }
+        writerThread.store(Self.currentThread, ordering: .relaxed)
     }
 
     /// Takes the writer lock only if no writer holds it; returns whether it did.
     func tryLockWriter() -> Bool {
         guard writerGate.wait(timeout: .now()) == .success else { return false }
-        guard let lockFile else { return true }
-        if (try? lockFile.tryLockWriter()) == true { return true }
-        writerGate.signal()
-        return false
+        guard (try? lockFileWriterIfNeeded(wait: false)) == true else {
+            writerGate.signal()
+            return false
+        }
+        writerThread.store(Self.currentThread, ordering: .relaxed)
+        return true
     }
 
-    func unlockWriter() {
-        lockFile?.unlockWriter()
+    /// Called holding the gate. False when another process holds the lock and `wait` is false.
+    private func lockFileWriterIfNeeded(wait: Bool) throws -> Bool {
+        guard let lockFile, !state.withLock({ $0.holdsFileLock }) else { return true }
+        if wait { try lockFile.lockWriter() } else if try !lockFile.tryLockWriter() { return false }
+        state.withLock { $0.holdsFileLock = true }
+        return true
+    }
+
+    /// Releases the writer lock. With `keepingFileLock`, another process still cannot take it:
+    /// the next writer of this process does, without a system call (group commit keeps it until
+    /// the commits that wait for a sync have it).
+    func unlockWriter(keepingFileLock: Bool = false) {
+        writerThread.store(0, ordering: .relaxed)
+        if !keepingFileLock { releaseFileLock() }
         writerGate.signal()
+    }
+
+    /// Releases a file lock kept by `unlockWriter(keepingFileLock: true)` when no writer of this
+    /// process holds the writer lock (one that does releases it itself).
+    func releaseKeptFileLock() {
+        guard writerGate.wait(timeout: .now()) == .success else { return }
+        releaseFileLock()
+        writerGate.signal()
+    }
+
+    private func releaseFileLock() {
+        guard let lockFile, state.withLock({ $0.holdsFileLock }) else { return }
+        lockFile.unlockWriter()
+        state.withLock { $0.holdsFileLock = false }
+    }
+
+    /// Whether the calling thread holds the writer lock. Only the holder stores its own id, so
+    /// a relaxed load sees it exactly when it is the holder.
+    var isWriterLockHeldByCurrentThread: Bool {
+        writerThread.load(ordering: .relaxed) == Self.currentThread
+    }
+
+    private static var currentThread: UInt {
+        #if canImport(Glibc)
+        UInt(pthread_self())
+        #else
+        UInt(bitPattern: pthread_self())
+        #endif
     }
 }
 

@@ -12,14 +12,23 @@ extension WriteTransaction {
     /// hold what it lists is passed over, so a crash before the sync completes leaves the
     /// previous state or the new one. A commit of more pages than a meta page lists, and every
     /// commit with `.deferredMetaSync`, syncs its pages before the meta page and lists none;
-    /// `.deferredMetaSync` then leaves the meta page to the next sync.
+    /// `.deferredMetaSync` then leaves the meta page to the next sync. `.normal` skips the last
+    /// sync until its schedule asks for one: the state written stays verifiable by its list.
     /// - Throws: any I/O error (the previous state stays current); `needsReopen` if the failure
     ///   happened after the meta page write began. The writer lock is released in all cases.
     public func commit() throws {
+        // A group commit leaves its sync to the writers queued behind it and waits for it
+        // after releasing the writer lock (see `Database+GroupCommit.swift`).
+        if let awaited = try commitReleasingWriter() { try database.awaitDurable(awaited) }
+    }
+
+    /// Commits and releases the writer lock; returns the transaction id to wait for when the
+    /// sync was left to a queued writer.
+    private func commitReleasingWriter() throws -> UInt64? {
         try ensureOpen()
         defer { if !isClosed { release() } }
         guard !failed else { throw ArborError.internalInconsistency("an earlier operation of this transaction failed; abort it") }
-        guard hasChanges || !reusable.isEmpty else { return }
+        guard hasChanges || !reusable.isEmpty else { return nil }
         committing = true
 
         for box in openTrees.values where box.isDirty && !box.isDropped {
@@ -34,10 +43,10 @@ extension WriteTransaction {
         let needed = UInt64(pageCount) * UInt64(pageSize)
         if try database.file.size() < needed { try database.file.truncate(to: needed) }
 
-        let syncsMeta = database.options.durability == .full
+        let durability = database.options.durability
         var listed = try commitPageList()
         var durable: Meta?
-        if listed == nil || !syncsMeta {
+        if listed == nil || durability == .deferredMetaSync {
             try database.file.sync()
             // Every earlier commit is on disk now too: keep the snapshot's meta page.
             durable = meta
@@ -48,14 +57,14 @@ extension WriteTransaction {
             txid: txid, pageSize: pageSize, flags: meta.flags, pageCount: pageCount,
             catalog: catalogBox.info, freelist: freelistBox.info, freePages: freePages,
             commitPages: listed ?? [], slot: plan.slot)
-        let image = newMeta.image(number: plan.slot)
-        newMeta.checksum = image.withUnsafeBytes { $0.u32(PageHeader.checksum) }
+        let syncsMeta = switch durability {
+        case .full: false  // synced with its group, after the writer lock is released
+        case .deferredMetaSync: false
+        case .normal(let schedule): database.unsyncedCommits(after: durable) + 1 >= schedule.commits
+        }
         do {
-            try image.withUnsafeBytes { try database.file.write($0, at: UInt64(plan.slot) * UInt64(pageSize)) }
-            if syncsMeta {
-                try database.file.sync()
-                durable = newMeta
-            }
+            newMeta = try database.writeMetaPage(newMeta, over: meta, sync: syncsMeta)
+            if syncsMeta { durable = newMeta }
         } catch {
             database.poison()
             throw error
@@ -64,6 +73,10 @@ extension WriteTransaction {
         for id in writtenEarly { database.cache.remove(id) }
         for page in written { database.cache.insert(page) }
         database.finishCommit(newMeta, durable: durable)
+        guard durability == .full, durable?.txid != newMeta.txid else { return nil }
+        database.joinGroup(newMeta.txid)
+        leadsGroupSync = true
+        return newMeta.txid
     }
 
     /// The pages the new meta page lists: those of earlier commits not known durable that the

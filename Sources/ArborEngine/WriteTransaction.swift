@@ -5,6 +5,8 @@
 public final class WriteTransaction: Transaction {
     /// Where the commit writes its meta page and which freed pages it may reuse.
     var plan: CommitPlan
+    /// The commit waits for a group sync it will lead or share (see `Database+GroupCommit.swift`).
+    var leadsGroupSync = false
     /// Pages freed by transactions up to this id may be reused (no reader can reach them).
     var reuseLimit: UInt64 { plan.reuseLimit }
     /// The id this transaction commits as.
@@ -64,7 +66,7 @@ public final class WriteTransaction: Transaction {
     override func release() {
         isClosed = true
         dirty.removeAll()
-        database.registry.unlockWriter()
+        database.releaseWriter(leadsGroupSync: leadsGroupSync)
     }
 
     /// Runs a mutation; if it throws, the transaction is marked failed and can only be aborted.

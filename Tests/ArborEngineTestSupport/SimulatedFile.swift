@@ -37,6 +37,7 @@ public final class SimulatedFile: StorageFile, Sendable {
         var crashed = false
         var syncs = 0
         var writes = 0
+        var writesAtLastSync = 0
     }
 
     private let state: Locked<State>
@@ -50,6 +51,8 @@ public final class SimulatedFile: StorageFile, Sendable {
     public var operationCount: Int { state.withLock { $0.operations } }
     public var syncCount: Int { state.withLock { $0.syncs } }
     public var writeCount: Int { state.withLock { $0.writes } }
+    /// `writeCount` when the last sync ran: equal to `writeCount` when no write followed it.
+    public var writesAtLastSync: Int { state.withLock { $0.writesAtLastSync } }
     public var hasCrashed: Bool { state.withLock { $0.crashed } }
     /// The contents as readers currently see them.
     public var currentBytes: [UInt8] { state.withLock { $0.current } }
@@ -94,6 +97,7 @@ public final class SimulatedFile: StorageFile, Sendable {
         try state.withLock { state in
             try step(&state)
             state.syncs += 1
+            state.writesAtLastSync = state.writes
             state.pending.removeAll()
         }
     }

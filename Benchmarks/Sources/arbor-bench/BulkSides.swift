@@ -47,7 +47,7 @@ struct ArborStopsSide {
     init(path: String, stored stops: [IncomingStop]) throws {
         for file in [path, path + "-lock"] { try? FileManager.default.removeItem(atPath: file) }
         var options = PersistentStore.Options()
-        options.durability = .deferredMetaSync  // as SQLite's synchronous=NORMAL in WAL mode
+        options.durability = .normal  // as SQLite's synchronous=NORMAL in WAL mode
         container = try PersistentContainer(name: "stops", model: try Self.model(), url: URL(fileURLWithPath: path), options: options)
         var next = 0
         let even = stops.filter { $0.identifier % 2 == 0 }

@@ -8,7 +8,7 @@ struct CommitPhase: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "commit-phase", shouldDisplay: false)
 
     @Option var engine: String
-    /// `full` (Arbor .full, SQLite FULL) or `deferred` (Arbor .deferredMetaSync, SQLite NORMAL).
+    /// `full` (Arbor .full, SQLite FULL) or `normal` (Arbor .normal, SQLite NORMAL).
     @Option var mode: String
     @Option var commits: Int
     @Option(name: .customLong("cache-mib")) var cacheMiB: Int
@@ -17,7 +17,7 @@ struct CommitPhase: ParsableCommand {
     func run() throws {
         if engine == "arbor" {
             _ = try ArborSide(directory: directory, cacheMiB: cacheMiB)
-                .smallCommits(commits, name: "random", durability: mode == "full" ? .full : .deferredMetaSync)
+                .smallCommits(commits, name: "random", durability: mode == "full" ? .full : .normal)
         } else {
             _ = try SQLiteSide(directory: directory, cacheMiB: cacheMiB)
                 .smallCommits(commits, name: "random", synchronous: mode == "full" ? "FULL" : "NORMAL")

@@ -16,6 +16,7 @@ struct EngineBenchmark: ParsableCommand {
     @Option(help: "Random point gets per round (5 rounds).") var gets = 200_000
     @Option(help: "Range scans of 100 entries per round (5 rounds).") var ranges = 10_000
     @Option(help: "Small commits (one put each).") var commits = 10_000
+    @Option(name: .customLong("writer-commits"), help: "Small commits per thread of the 4 concurrent writers.") var writerCommits = 2_500
     @Option(help: "Directory for the database files.") var directory = NSTemporaryDirectory() + "arbor-bench"
     @Option(help: "Write the results as JSON to this path.") var json: String?
     @Option(help: "Repeat everything this many times and report per-row medians (the machine is noisy).") var runs = 1
@@ -77,22 +78,28 @@ struct EngineBenchmark: ParsableCommand {
         report.results.append(.init(name: "range scan of 100 entries (median of 5)", arbor: Clock.median(arborRanges),
                                     sqlite: Clock.median(sqliteRanges), unit: "µs/op"))
         // 6. Small commits, like for like: durable at return (Arbor .full, SQLite FULL in WAL
-        // mode), and Arbor .deferredMetaSync (the meta page durable at the next commit) beside
-        // SQLite NORMAL (durable at the next checkpoint). Syncs per commit counted with strace.
+        // mode), and durable at the next scheduled sync (Arbor .normal: every 1,000 commits or
+        // second) beside SQLite NORMAL (durable at the next checkpoint). Syncs per commit
+        // counted with strace.
         let arborFull = try arbor.smallCommits(commits, name: "random", durability: .full)
         let sqliteFull = try sqlite.smallCommits(commits, name: "random", synchronous: "FULL")
-        let arborDeferred = try arbor.smallCommits(commits, name: "random", durability: .deferredMetaSync)
+        let arborNormal = try arbor.smallCommits(commits, name: "random", durability: .normal)
         let sqliteNormal = try sqlite.smallCommits(commits, name: "random", synchronous: "NORMAL")
         report.results.append(.init(name: "\(commits) small commits (arbor full / sqlite FULL)", arbor: arborFull * 1000,
                                     sqlite: sqliteFull * 1000, unit: "ms"))
-        report.results.append(.init(name: "\(commits) small commits (arbor deferredMetaSync / sqlite NORMAL)", arbor: arborDeferred * 1000,
+        report.results.append(.init(name: "\(commits) small commits (arbor normal / sqlite NORMAL)", arbor: arborNormal * 1000,
                                     sqlite: sqliteNormal * 1000, unit: "ms"))
-        for mode in ["full", "deferred"] {
+        // 7. Four threads committing at once, durable on return.
+        let arborWriters = try ConcurrentCommits.arbor(arbor, threads: 4, commits: writerCommits, name: "random")
+        let sqliteWriters = try ConcurrentCommits.sqlite(sqlite, threads: 4, commits: writerCommits, name: "random")
+        report.results.append(.init(name: "4 writers x \(writerCommits) small commits (arbor full / sqlite FULL, 4 connections)",
+                                    arbor: arborWriters * 1000, sqlite: sqliteWriters * 1000, unit: "ms"))
+        for mode in ["full", "normal"] {
             let counted = 300
             guard let arborSyncs = try CommitPhase.syncsPerCommit(engine: "arbor", mode: mode, commits: counted, cacheMiB: cacheMiB, directory: directory),
                   let sqliteSyncs = try CommitPhase.syncsPerCommit(engine: "sqlite", mode: mode, commits: counted, cacheMiB: cacheMiB, directory: directory)
             else { print("(strace not installed: syncs per commit not counted)"); break }
-            let label = mode == "full" ? "arbor full / sqlite FULL" : "arbor deferredMetaSync / sqlite NORMAL"
+            let label = mode == "full" ? "arbor full / sqlite FULL" : "arbor normal / sqlite NORMAL"
             report.results.append(.init(name: "syncs per small commit (\(label))", arbor: arborSyncs, sqlite: sqliteSyncs, unit: "syncs"))
         }
 

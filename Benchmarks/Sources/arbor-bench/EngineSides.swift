@@ -110,6 +110,8 @@ struct SQLiteSide {
 
     func open(_ name: String, synchronous: String = "NORMAL") throws -> DatabasePool {
         var configuration = Configuration()
+        // Several pools on one file (the concurrent-writers row) wait for each other's writes.
+        configuration.busyMode = .timeout(60)
         let cacheKiB = cacheMiB * 1024
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")

@@ -116,7 +116,7 @@ struct ArborObjectsSide {
                               relationships: [.toOne("stop", "Stop", inverse: "stopTimes", optional: false)]),
         ])
         var options = PersistentStore.Options()
-        options.durability = .deferredMetaSync  // as SQLite's synchronous=NORMAL in WAL mode
+        options.durability = .normal  // as SQLite's synchronous=NORMAL in WAL mode
         container = try PersistentContainer(name: "bench", model: model, url: URL(fileURLWithPath: path), options: options)
     }
 

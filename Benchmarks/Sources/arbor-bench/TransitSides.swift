@@ -28,7 +28,7 @@ struct ArborTransitSide {
     init(path: String, compound: Bool, cacheMiB: Int = 64) throws {
         self.path = path
         var options = PersistentStore.Options()
-        options.durability = .deferredMetaSync  // as SQLite's synchronous=NORMAL in WAL mode
+        options.durability = .normal  // as SQLite's synchronous=NORMAL in WAL mode
         options.cacheBytes = cacheMiB << 20
         container = try PersistentContainer(name: "transit", model: try Self.model(compoundStopDeparture: compound),
                                             url: URL(fileURLWithPath: path), options: options)

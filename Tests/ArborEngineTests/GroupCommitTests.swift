@@ -1,0 +1,170 @@
+import ArborEngineTestSupport
+@testable import ArborEngine
+import Foundation
+import Testing
+
+/// Group commit: `.full` commits of threads of one process that commit together share a sync,
+/// every commit is durable when `commit()` returns, and a slow (or blocked) next writer delays
+/// a waiting commit by at most the group wait plus one sync.
+@Suite("Group commit: writers of one process share syncs")
+struct GroupCommitTests {
+    static func key(thread: Int, number: Int) -> [UInt8] { TupleKey.encode([.int64(Int64(thread)), .int64(Int64(number))]) }
+
+    /// The keys of tree "t" a power cut right now would leave (unsynced writes lost).
+    static func keysAfterPowerCut(_ file: SimulatedFile, mode: CrashMode = .loseUnsynced, seed: UInt64 = 1) throws -> Set<[UInt8]> {
+        let image = file.crashImage(mode: mode, seed: seed)
+        let db = try Database.open(file: SimulatedFile(bytes: image))
+        return try db.view { tx in
+            guard try tx.treeNames().contains("t") else { return [] }
+            return Set(try tx.tree("t").entries().map(\.0))
+        }
+    }
+
+    /// Runs `threads` threads of `commits` one-key commits each; every `checkEvery`-th commit,
+    /// checks that a power cut right after it returned keeps it.
+    static func runWriters(_ db: Database, _ file: SimulatedFile, threads: Int, commits: Int, checkEvery: Int) -> [String] {
+        let failures = Locked<[String]>([])
+        Self.onThreads(threads) { thread in
+            for number in 0..<commits {
+                do {
+                    try db.update { tx in try tx.tree("t").put(Self.key(thread: thread, number: number), [UInt8(thread)]) }
+                    if number % checkEvery == 0, try !Self.keysAfterPowerCut(file).contains(Self.key(thread: thread, number: number)) {
+                        failures.withLock { $0.append("thread \(thread) commit \(number) not durable on return") }
+                    }
+                } catch {
+                    failures.withLock { $0.append("thread \(thread) commit \(number): \(error)") }
+                    return
+                }
+            }
+        }
+        return failures.withLock { $0 }
+    }
+
+    /// Runs `body(thread)` on `count` threads of their own (not a pool that may run them one
+    /// after another) and waits for all.
+    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let done = DispatchGroup()
+        for thread in 0..<count {
+            done.enter()
+            Thread.detachNewThread {
+                body(thread)
+                done.leave()
+            }
+        }
+        done.wait()
+    }
+
+    @Test("four threads committing together share syncs, and each commit is durable on return")
+    func sharedSyncs() throws {
+        let file = SimulatedFile()
+        let db = try Database.open(file: file)
+        try db.update { tx in _ = try tx.createTree("t") }
+        let before = file.syncCount
+        let failures = Self.runWriters(db, file, threads: 4, commits: 300, checkEvery: 25)
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+        let syncs = file.syncCount - before
+        print("group commit: \(syncs) syncs for 1,200 commits of 4 threads")
+        #expect(syncs < 1_200, "no commit shared a sync: \(syncs) syncs")
+        #expect(try Self.keysAfterPowerCut(file).count == 1_200)
+        #expect(db.checkIntegrity().isSound)
+    }
+
+    @Test("a waiting commit does not wait for a next writer that waits for it")
+    func nextWriterBlockedOnWaitingCommit() throws {
+        let file = SimulatedFile()
+        let db = try Database.open(file: file)
+        try db.update { tx in _ = try tx.createTree("t") }
+        let first = try db.beginWrite()
+        try first.tree("t").put(Self.key(thread: 0, number: 0), [0])
+        let firstReturned = DispatchSemaphore(value: 0)
+        let secondDone = DispatchSemaphore(value: 0)
+        let secondError = Locked<String?>(nil)
+        Thread.detachNewThread {
+            do {
+                // Queued behind `first`; once it has the lock, it waits for `first` to return
+                // from commit (as a thread holding a lock the first commit's caller wants).
+                try db.update { tx in
+                    firstReturned.wait()
+                    try tx.tree("t").put(Self.key(thread: 1, number: 0), [1])
+                }
+            } catch {
+                secondError.withLock { $0 = "\(error)" }
+            }
+            secondDone.signal()
+        }
+        while db.state.withLock({ $0.queuedWriters }) == 0 { usleep(100) }
+        try first.commit()
+        // The first commit is durable although the writer it left its sync to has not committed.
+        #expect(try Self.keysAfterPowerCut(file).contains(Self.key(thread: 0, number: 0)))
+        firstReturned.signal()
+        secondDone.wait()
+        #expect(secondError.withLock { $0 } == nil)
+        #expect(try Self.keysAfterPowerCut(file).count == 2)
+    }
+
+    @Test("an aborting next writer still syncs the commit that waits for it")
+    func abortingNextWriter() throws {
+        let file = SimulatedFile()
+        let db = try Database.open(file: file)
+        try db.update { tx in _ = try tx.createTree("t") }
+        let first = try db.beginWrite()
+        try first.tree("t").put(Self.key(thread: 0, number: 0), [0])
+        let secondDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            if let second = try? db.beginWrite() { second.abort() }
+            secondDone.signal()
+        }
+        while db.state.withLock({ $0.queuedWriters }) == 0 { usleep(100) }
+        let syncsBefore = file.syncCount
+        try first.commit()
+        secondDone.wait()
+        #expect(try Self.keysAfterPowerCut(file).contains(Self.key(thread: 0, number: 0)))
+        #expect(file.syncCount - syncsBefore == 1)
+    }
+
+    @Test("a crash at any point of concurrent commits keeps every acknowledged one", arguments: [UInt64(1), 2])
+    func crashDuringGroupCommits(seed: UInt64) throws {
+        // A first run counts the operations; crash runs then stop at points spread over them.
+        // Thread interleavings differ between runs: each run checks its own acknowledgements.
+        let initial = SimulatedFile()
+        try Database.open(file: initial).update { tx in _ = try tx.createTree("t") }
+        let start = initial.currentBytes
+        let probe = SimulatedFile(bytes: start)
+        _ = Self.runWriters(try Database.open(file: probe), probe, threads: 3, commits: 40, checkEvery: 1_000)
+        let total = probe.operationCount
+        var tried = 0
+        for crashPoint in stride(from: Int(seed), to: total, by: max(1, total / 60)) {
+            let file = SimulatedFile(bytes: start, crashAfter: crashPoint)
+            let acknowledged = Locked<[Int: Int]>([:])  // thread -> commits returned
+            do {
+                let db = try Database.open(file: file)
+                Self.onThreads(3) { thread in
+                    for number in 0..<40 {
+                        do {
+                            try db.update { tx in try tx.tree("t").put(Self.key(thread: thread, number: number), [1]) }
+                            acknowledged.withLock { $0[thread] = number + 1 }
+                        } catch { return }
+                    }
+                }
+            } catch {}
+            let returned = acknowledged.withLock { $0 }
+            for (modeIndex, mode) in CrashMode.allCases.enumerated() {
+                let image = file.crashImage(mode: mode, seed: UInt64(crashPoint * 3 + modeIndex))
+                let reopened = try Database.open(file: SimulatedFile(bytes: image))
+                let keys: Set<[UInt8]> = try reopened.view { tx in
+                    try tx.treeNames().contains("t") ? Set(try tx.tree("t").entries().map(\.0)) : []
+                }
+                for thread in 0..<3 {
+                    // Each thread's keys form a prefix of its sequence holding every acknowledged one.
+                    let present = (0..<40).filter { keys.contains(Self.key(thread: thread, number: $0)) }
+                    #expect(present == Array(0..<present.count), "crash \(crashPoint) (\(mode)): thread \(thread) has a gap")
+                    #expect(present.count >= returned[thread, default: 0],
+                            "crash \(crashPoint) (\(mode)): thread \(thread) lost an acknowledged commit")
+                }
+                #expect(reopened.checkIntegrity().isSound, "crash \(crashPoint) (\(mode))")
+                tried += 1
+            }
+        }
+        #expect(tried >= 90)
+    }
+}
