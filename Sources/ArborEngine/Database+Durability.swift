@@ -60,7 +60,7 @@ extension Database {
         // After a failed meta page write, the newest commit may be torn: nothing to vouch for.
         if state.withLock({ $0.poisoned }) { throw ArborError.needsReopen }
         // The newest commit on disk, this process's or another's: the sync covers it.
-        let meta = try currentMeta()
+        let meta = try refreshMetaForWriter()
         do {
             try file.sync()
         } catch {
@@ -158,16 +158,24 @@ extension Database {
     /// Records that `meta` and every commit before it are on stable storage (a sync that began
     /// after its meta page was written has returned), here and in the lock file.
     func noteDurable(_ meta: Meta) {
-        let woken = state.withLock { state -> [DispatchSemaphore] in
+        let (woken, published) = state.withLock { state -> ([DispatchSemaphore], UInt64?) in
             if (state.durable?.txid ?? 0) <= meta.txid { state.durable = (meta.txid, meta.checksum, meta.slot) }
+            // Group commits now durable become visible (not one whose writer is still finishing).
+            var published: UInt64?
+            let visible = meta.txid <= state.meta.txid ? meta : state.meta
+            if visible.txid > state.readable.txid {
+                state.readable = visible
+                published = visible.txid
+            }
             if state.meta.txid <= meta.txid {
                 state.hasUnsyncedCommit = false
                 state.unsyncedCommits = 0
             }
             let covered = state.durabilityWaiters.filter { $0.txid <= meta.txid }
             state.durabilityWaiters.removeAll { $0.txid <= meta.txid }
-            return covered.map(\.signal)
+            return (covered.map(\.signal), published)
         }
+        if let published { registry.lockFile?.publishCommit(published) }
         for signal in woken { signal.signal() }
         // Not only upwards: a file renamed into place may have a lower id. An older record
         // than the newest durable commit is still true, and costs at most one sync.

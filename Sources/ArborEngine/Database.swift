@@ -40,7 +40,11 @@ public final class Database: Sendable {
     }
 
     struct State {
+        /// The newest commit: what the next write transaction builds on.
         var meta: Meta
+        /// What new read transactions see: `meta`, except while a `.full` commit of a group
+        /// waits for its sync (a commit is visible once `commit()` could return).
+        var readable: Meta
         var poisoned = false
         /// The newest commit this process knows to be on stable storage, with its meta page's
         /// checksum; nil until a sync (a file just opened may hold commits still in the OS cache).
@@ -150,7 +154,7 @@ public final class Database: Sendable {
         self.pageSize = meta.pageSize
         self.openedTransaction = meta.txid
         self.rejectedAtOpen = verified.rejected?.meta
-        self.state = Locked(State(meta: meta))
+        self.state = Locked(State(meta: meta, readable: meta))
     }
 
     /// The validated catalog record of tree `name` in committed snapshot `snapshot`, if cached.
@@ -254,38 +258,44 @@ public final class Database: Sendable {
 
     // MARK: State
 
-    /// The newest committed meta, re-read from disk when another process committed since.
+    /// The newest commit readers may see, re-read from disk when another process committed since.
     func currentMeta() throws -> Meta {
-        let cached = state.withLock { $0.meta }
+        let cached = state.withLock { $0.readable }
         guard let lockFile = registry.lockFile, lockFile.publishedCommit() != cached.txid else { return cached }
-        return try adoptDiskMeta()
+        try adoptDiskMeta()
+        return state.withLock { $0.readable }
     }
 
-    private func adoptDiskMeta() throws -> Meta {
+    private func adoptDiskMeta() throws {
         let disk = try Meta.readCurrent(from: file, path: path, excluding: rejectedAtOpen)
         let changed = state.withLock { state -> Bool in
             guard disk.txid != state.meta.txid else { return false }
-            if disk.txid > state.meta.txid { state.meta = disk }
+            if disk.txid > state.meta.txid {
+                state.meta = disk
+                state.readable = disk
+            }
             return true
         }
         // Another process reused pages: cached images may be stale.
         if changed { cache.removeAll() }
-        return state.withLock { $0.meta }
     }
 
-    private func refreshMetaForWriter() throws -> Meta {
+    /// The commit the next write transaction builds on (called holding the writer lock).
+    func refreshMetaForWriter() throws -> Meta {
         if state.withLock({ $0.poisoned }) { throw ArborError.needsReopen }
         guard let lockFile = registry.lockFile else { return state.withLock { $0.meta } }
         // Every acknowledged commit is published before its writer returns, so when the lock
-        // file names this process's last commit no other process committed since. (A writer that
-        // died between its meta page write and publishing acknowledged nothing: the next commit
-        // takes the same id and, by the plan's rule, the same meta page.)
-        let cached = state.withLock { state -> Meta? in
-            guard let last = state.lastCommit, last == (state.meta.txid, state.meta.checksum) else { return nil }
-            return state.meta
+        // file names this process's last commit no other process committed since; nor while a
+        // group of this process waits for its sync, keeping the lock file's writer lock. (A
+        // writer that died between its meta page write and publishing acknowledged nothing: the
+        // next commit takes the same id and, by the plan's rule, the same meta page.)
+        let (cached, groupWaits) = state.withLock { state -> (Meta?, Bool) in
+            guard let last = state.lastCommit, last == (state.meta.txid, state.meta.checksum) else { return (nil, false) }
+            return (state.meta, state.isGroupWaiting)
         }
-        if let cached, lockFile.publishedCommit() == cached.txid { return cached }
-        let meta = try adoptDiskMeta()
+        if let cached, groupWaits || lockFile.publishedCommit() == cached.txid { return cached }
+        try adoptDiskMeta()
+        let meta = state.withLock { $0.meta }
         // Repair a publication lost when a writer died between its meta sync and publishing.
         if lockFile.publishedCommit() != meta.txid { lockFile.publishCommit(meta.txid) }
         return meta
@@ -297,18 +307,24 @@ public final class Database: Sendable {
 
     /// Publishes a commit: new readers see `meta`; `durable`, when given, is the newest commit
     /// the commit synced.
+    ///
+    /// A `.full` commit left to its group's sync stays invisible to new readers (here and, through
+    /// the lock file, in other processes) until that sync: `noteDurable` publishes it.
     func finishCommit(_ meta: Meta, durable: Meta?) {
-        let schedulesSync = state.withLock { state -> Bool in
+        let (publishes, schedulesSync) = state.withLock { state -> (Bool, Bool) in
             state.meta = meta
             state.lastCommit = (meta.txid, meta.checksum)
             // A group commit's sync may have covered it already.
-            state.hasUnsyncedCommit = durable?.txid != meta.txid && (state.durable?.txid ?? 0) < meta.txid
+            let synced = durable?.txid == meta.txid || (state.durable?.txid ?? 0) >= meta.txid
+            state.hasUnsyncedCommit = !synced
             state.unsyncedCommits = durable == nil ? state.unsyncedCommits + 1 : (durable?.txid == meta.txid ? 0 : 1)
-            guard state.hasUnsyncedCommit, !state.syncScheduled, options.durability.syncInterval != nil else { return false }
+            let publishes = synced || options.durability != .full
+            if publishes { state.readable = meta }
+            guard state.hasUnsyncedCommit, !state.syncScheduled, options.durability.syncInterval != nil else { return (publishes, false) }
             state.syncScheduled = true
-            return true
+            return (publishes, true)
         }
-        registry.lockFile?.publishCommit(meta.txid)
+        if publishes { registry.lockFile?.publishCommit(meta.txid) }
         if let durable { noteDurable(durable) }
         if schedulesSync { scheduleSync() }
     }
