@@ -7,6 +7,8 @@ extension Database {
         /// One `fdatasync` per commit, after its pages and meta page are written; a commit is
         /// durable when `commit()` returns (like SQLite's `synchronous=FULL` in WAL mode).
         /// A commit of more than 256 pages syncs its pages before its meta page (two syncs).
+        /// Threads of one process that commit at once share one sync (group commit); a commit
+        /// becomes visible to new readers when its sync returns.
         case full
         /// No sync per commit, like SQLite's `synchronous=NORMAL` in WAL mode: a commit survives
         /// a crash of the process as soon as `commit()` returns, and a power loss once the next
