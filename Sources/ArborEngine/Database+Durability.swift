@@ -161,7 +161,7 @@ extension Database {
     /// after its meta page was written has returned), here and in the lock file.
     func noteDurable(_ meta: Meta) {
         let (woken, published) = state.withLock { state -> ([DispatchSemaphore], UInt64?) in
-            if (state.durable?.txid ?? 0) <= meta.txid { state.durable = (meta.txid, meta.checksum, meta.slot) }
+            if state.durableTxid <= meta.txid { state.durable = (meta.txid, meta.checksum, meta.slot) }
             // Group commits now durable become visible (not one whose writer is still finishing).
             var published: UInt64?
             let visible = meta.txid <= state.meta.txid ? meta : state.meta

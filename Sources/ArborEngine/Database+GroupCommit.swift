@@ -57,8 +57,8 @@ extension Database {
     func awaitDurable(_ txid: UInt64) throws {
         let signal = DispatchSemaphore(value: 0)
         let waits = state.withLock { state -> Bool in
-            guard !state.poisoned, (state.durable?.txid ?? 0) < txid else { return false }
-            guard state.queuedWriters > 0, state.groupTxid - (state.durable?.txid ?? 0) < Self.maxGroupCommits else { return false }
+            guard !state.poisoned, state.durableTxid < txid else { return false }
+            guard state.queuedWriters > 0, state.groupTxid < state.durableTxid + Self.maxGroupCommits else { return false }
             state.durabilityWaiters.append((txid, signal))
             return true
         }
@@ -69,7 +69,7 @@ extension Database {
             signal.wait()
         }
         let failure = state.withLock { state -> (any Error)? in
-            guard (state.durable?.txid ?? 0) < txid else { return nil }
+            guard state.durableTxid < txid else { return nil }
             return state.groupSyncFailure ?? ArborError.needsReopen
         }
         if let failure { throw failure }
@@ -81,7 +81,7 @@ extension Database {
     private func syncWaitingCommits() {
         enum Outcome { case synced(Meta), notNeeded, failed(any Error) }
         let outcome: Outcome = metaWrites.withLock { newest in
-            guard let newest, state.withLock({ ($0.durable?.txid ?? 0) < newest.txid && !$0.poisoned }) else { return .notNeeded }
+            guard let newest, state.withLock({ $0.durableTxid < newest.txid && !$0.poisoned }) else { return .notNeeded }
             do {
                 try file.sync()
                 return .synced(newest)

@@ -65,7 +65,9 @@ public final class Database: Sendable {
         var groupSyncFailure: (any Error)?
         var durabilityWaiters: [(txid: UInt64, signal: DispatchSemaphore)] = []
         /// `.full` commits of this process wait for a sync.
-        var isGroupWaiting: Bool { !poisoned && groupTxid > (durable?.txid ?? 0) }
+        var isGroupWaiting: Bool { !poisoned && groupTxid > durableTxid }
+        /// The id of the newest commit known durable (0: none).
+        var durableTxid: UInt64 { durable?.txid ?? 0 }
     }
 
     let file: StorageFile
@@ -315,7 +317,7 @@ public final class Database: Sendable {
             state.meta = meta
             state.lastCommit = (meta.txid, meta.checksum)
             // A group commit's sync may have covered it already.
-            let synced = durable?.txid == meta.txid || (state.durable?.txid ?? 0) >= meta.txid
+            let synced = durable?.txid == meta.txid || state.durableTxid >= meta.txid
             state.hasUnsyncedCommit = !synced
             state.unsyncedCommits = durable == nil ? state.unsyncedCommits + 1 : (durable?.txid == meta.txid ? 0 : 1)
             let publishes = synced || options.durability != .full
