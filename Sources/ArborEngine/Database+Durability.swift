@@ -103,9 +103,9 @@ extension Database {
 struct CommitPlan {
     /// The meta page (0 or 1) the commit writes.
     var slot: PageID
-    /// Pages freed by transactions up to this id may be reused: no open reader's snapshot and
-    /// not the durable state reaches them.
-    var reuseLimit: UInt64
+    /// Which freed pages may be reused: those no open reader's snapshot, no snapshot a new
+    /// reader may take before the commit, and not the durable state reaches.
+    var reuse: PageReuse
     /// The newest commit known durable when the plan was made.
     var durableTxid: UInt64
     /// Pages written by commits after the durable one that the new state may still reach: the
@@ -118,23 +118,28 @@ extension Database {
     /// durable (a file just opened, or another process's unsynced commit over a state this
     /// process cannot vouch for). Called with the writer lock held.
     func planCommit(after current: Meta) throws -> CommitPlan {
-        let oldest = try registry.oldestSnapshot()
-        func plan(durable: Meta, slot: PageID, carried: [CommitPage]) -> CommitPlan {
-            CommitPlan(slot: slot, reuseLimit: min(oldest ?? durable.txid, durable.txid), durableTxid: durable.txid, carried: carried)
+        let readers = try registry.readerSnapshots()
+        // New readers take the readable commit (behind `current` while a group waits for its
+        // sync) or the one the lock file publishes, both moving up to `current`.
+        let readable = state.withLock { $0.readable.txid }
+        let published = registry.lockFile?.publishedCommit() ?? readable
+        let newReaders = min(readable, published, current.txid)...current.txid
+        func plan(durable: UInt64, slot: PageID, carried: [CommitPage]) -> CommitPlan {
+            CommitPlan(slot: slot, reuse: PageReuse(protecting: readers + [durable...durable, newReaders]),
+                       durableTxid: durable, carried: carried)
         }
-        if isKnownDurable(current) { return plan(durable: current, slot: current.slot ^ 1, carried: []) }
+        if isKnownDurable(current) { return plan(durable: current.txid, slot: current.slot ^ 1, carried: []) }
         if let durable = durableMetaBeside(current) {
-            return CommitPlan(slot: current.slot, reuseLimit: min(oldest ?? durable.txid, durable.txid),
-                              durableTxid: durable.txid, carried: current.commitPages)
+            return plan(durable: durable.txid, slot: current.slot, carried: current.commitPages)
         }
         if let other = try Meta.readCandidates(from: file, path: path).metas.first(where: { $0.slot != current.slot }),
            other.txid < current.txid, isKnownDurable(other) {
             // The current state is not known durable: overwrite its meta page, list its pages again.
-            return plan(durable: other, slot: current.slot, carried: current.commitPages)
+            return plan(durable: other.txid, slot: current.slot, carried: current.commitPages)
         }
         try file.sync()
         noteDurable(current)
-        return plan(durable: current, slot: current.slot ^ 1, carried: [])
+        return plan(durable: current.txid, slot: current.slot ^ 1, carried: [])
     }
 
     /// The newest commit known durable when `current` is this process's own last commit and that

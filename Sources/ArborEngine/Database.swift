@@ -64,6 +64,8 @@ public final class Database: Sendable {
         /// Why a group commit's sync failed (what its waiting commits throw).
         var groupSyncFailure: (any Error)?
         var durabilityWaiters: [(txid: UInt64, signal: DispatchSemaphore)] = []
+        /// The freelist entries the last writer found pinned (see `loadFreelistEntry`).
+        var freelistHint: FreelistHint?
         /// `.full` commits of this process wait for a sync.
         var isGroupWaiting: Bool { !poisoned && groupTxid > durableTxid }
         /// The id of the newest commit known durable (0: none).

@@ -40,7 +40,7 @@ struct CommitPage: Equatable, Sendable {
 /// A decoded meta page: the state of the file as of one committed transaction.
 struct Meta: Equatable, Sendable {
     static let magic: [UInt8] = Array("ARBORDB\u{0}".utf8)
-    static let formatVersion: UInt32 = 3
+    static let formatVersion: UInt32 = 4
 
     enum Offset {
         static let magic = 24, version = 32, pageSize = 36, flags = 40, pageCount = 44
@@ -246,10 +246,15 @@ struct Meta: Equatable, Sendable {
             }
             // An intact image of an earlier write: the commit's write never landed. (Its id may
             // equal this commit's: a transaction that wrote pages early and never committed used
-            // the id this commit took after it.)
+            // the id this commit took after it.) An intact image of a later write: this commit
+            // was not durable, a later one freed the page and reused it, and this meta page is
+            // an older write of its slot than the later commits' (possible only after a power
+            // cut under normal durability, whose floor is the durable commit).
             let intact = PageChecksum.compute(UnsafeRawBufferPointer(rebasing: image[4...])) == stored
-            if intact, image.u32(PageHeader.pageNumber) == entry.page, image.u64(PageHeader.txid) <= txid {
-                return Rejection(meta: self, damagedPage: nil, detail: "page \(entry.page) still holds an earlier image")
+            if intact, image.u32(PageHeader.pageNumber) == entry.page {
+                let later = image.u64(PageHeader.txid) > txid
+                return Rejection(meta: self, damagedPage: nil,
+                                 detail: "page \(entry.page) holds \(later ? "a later commit's" : "an earlier") image")
             }
             return Rejection(meta: self, damagedPage: entry.page,
                              detail: "page \(entry.page) does not hold what transaction \(txid) wrote there (a torn write or damage)")

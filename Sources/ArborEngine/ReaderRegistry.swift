@@ -12,8 +12,9 @@ final class ReaderRegistry: Sendable {
     private struct State {
         /// Active readers of this process per snapshot transaction id.
         var readers: [UInt64: Int] = [:]
-        /// The snapshot published in this process's lock-file slot (0 = none).
+        /// The oldest and newest snapshots published in this process's lock-file slot (0 = none).
         var published: UInt64 = 0
+        var publishedNewest: UInt64 = 0
         /// This process holds the lock file's writer lock (possibly kept between two writers of
         /// this process, see `unlockWriter(keepingFileLock:)`).
         var holdsFileLock = false
@@ -30,12 +31,19 @@ final class ReaderRegistry: Sendable {
         self.lockFile = lockFile
     }
 
-    /// Registers a reader of snapshot `txid`. Afterwards the writer will not reuse pages freed
-    /// after `txid` until `unregister` is called.
+    /// Registers a reader of snapshot `txid`. Afterwards the writer will not reuse pages that
+    /// snapshot reaches until `unregister` is called. The slot is widened before the caller
+    /// re-checks the committed id (see `Database.beginRead`).
     func register(_ txid: UInt64) {
         state.withLock { state in
             state.readers[txid, default: 0] += 1
-            if let lockFile, state.published == 0 || txid < state.published {
+            guard let lockFile else { return }
+            // Newest first: a writer that sees the oldest set must see a newest that covers it.
+            if txid > state.publishedNewest {
+                lockFile.publishNewestSnapshot(txid)
+                state.publishedNewest = txid
+            }
+            if state.published == 0 || txid < state.published {
                 lockFile.publishSlot(txid)
                 state.published = txid
             }
@@ -48,29 +56,39 @@ final class ReaderRegistry: Sendable {
             guard let index = state.readers.index(forKey: txid) else { return }
             if state.readers.values[index] > 1 {
                 state.readers.values[index] -= 1
-                return  // a reader of the snapshot remains: the oldest is unchanged
+                return  // a reader of the snapshot remains: the slot is unchanged
             }
             state.readers.remove(at: index)
-            // The published slot is the oldest snapshot in use: only its last reader moves it.
-            guard let lockFile, txid == state.published else { return }
-            let minimum = state.readers.keys.min() ?? 0
-            if minimum != state.published {
-                lockFile.publishSlot(minimum)
-                state.published = minimum
+            // The slot spans the oldest and newest snapshots in use: only their last readers move it.
+            guard let lockFile, txid == state.published || txid == state.publishedNewest else { return }
+            let oldest = state.readers.keys.min() ?? 0
+            let newest = state.readers.keys.max() ?? 0
+            // Narrowed oldest first, newest last: a writer never sees a slot narrower than the
+            // snapshots still in use.
+            if oldest != state.published {
+                lockFile.publishSlot(oldest)
+                state.published = oldest
+            }
+            if newest != state.publishedNewest {
+                lockFile.publishNewestSnapshot(newest)
+                state.publishedNewest = newest
             }
         }
     }
 
     /// The oldest snapshot any reader (this process or another) is using, or nil when none.
     func oldestSnapshot() throws -> UInt64? {
-        let local = state.withLock { $0.readers.keys.min() }
-        let foreign = try lockFile?.oldestForeignSlot()
-        switch (local, foreign) {
-        case (nil, nil): return nil
-        case (let a?, nil): return a
-        case (nil, let b?): return b
-        case (let a?, let b?): return min(a, b)
-        }
+        try readerSnapshots().map(\.lowerBound).min()
+    }
+
+    /// Every snapshot open readers use: this process's exactly, another process's (or another
+    /// handle's) as the range between its oldest and newest.
+    /// - Complexity: O(local snapshots + slots); no system call when no other slot is in use,
+    ///   one per slot in use otherwise (its liveness lock is tested).
+    func readerSnapshots() throws -> [ClosedRange<UInt64>] {
+        var snapshots = state.withLock { $0.readers.keys.map { $0...$0 } }
+        if let lockFile { snapshots += try lockFile.foreignSnapshots() }
+        return snapshots
     }
 
     func lockWriter() throws {
@@ -155,6 +173,8 @@ final class LockFile: @unchecked Sendable {
     static let slotCount = 252
     static let slotsOffset: UInt64 = 64
     static let livenessBase: Int64 = 1 << 20
+    /// Bit 63 of a slot's second word: the word holds the newest snapshot (see `publishNewestSnapshot`).
+    static let newestTag: UInt64 = 1 << 63
     static let size = 4096
     private static let writerByte: Int64 = 0
     private static let tableByte: Int64 = 1
@@ -223,7 +243,7 @@ final class LockFile: @unchecked Sendable {
         }
         slot = claimed
         store(0, at: Self.slotOffset(claimed))
-        store(UInt64(getpid()), at: Self.slotOffset(claimed) + 8)
+        store(Self.newestTag, at: Self.slotOffset(claimed) + 8)
     }
 
     deinit {
@@ -251,15 +271,24 @@ final class LockFile: @unchecked Sendable {
         store(txid, at: Self.slotOffset(slot))
     }
 
-    /// The smallest snapshot published by another live process (or another handle of this one).
-    func oldestForeignSlot() throws -> UInt64? {
-        var oldest: UInt64?
+    /// Publishes `txid` as the newest snapshot this process reads, tagged so that a slot written
+    /// by an earlier version (which stored its process id there) reads as unbounded.
+    func publishNewestSnapshot(_ txid: UInt64) {
+        store(txid | Self.newestTag, at: Self.slotOffset(slot) + 8)
+    }
+
+    /// The snapshots other live processes (or other handles of this one) publish: each slot's
+    /// oldest through its newest.
+    func foreignSnapshots() throws -> [ClosedRange<UInt64>] {
+        var snapshots: [ClosedRange<UInt64>] = []
         for index in 0..<Self.slotCount where index != slot {
-            let txid = load(at: Self.slotOffset(index))
-            guard txid != 0, try Self.isLocked(descriptor, byte: Self.livenessBase + Int64(index)) else { continue }
-            oldest = min(oldest ?? txid, txid)
+            let oldest = load(at: Self.slotOffset(index))
+            guard oldest != 0, try Self.isLocked(descriptor, byte: Self.livenessBase + Int64(index)) else { continue }
+            let tagged = load(at: Self.slotOffset(index) + 8)
+            let newest = tagged & Self.newestTag != 0 ? tagged & ~Self.newestTag : UInt64.max
+            snapshots.append(oldest...max(oldest, newest))
         }
-        return oldest
+        return snapshots
     }
 
     /// The last committed transaction id published by a writer. No system call.

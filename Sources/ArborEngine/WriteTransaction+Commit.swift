@@ -87,7 +87,7 @@ extension WriteTransaction {
         guard plan.carried.count + dirty.count + writtenEarly.count <= limit else { return nil }
         var list: [CommitPage] = []
         if !plan.carried.isEmpty {
-            let freed = Set(pendingFree)
+            let freed = Set(pendingFree.map(\.page))
             list = plan.carried.filter { !freed.contains($0.page) }
         }
         for id in Array(dirty.keys) + Array(writtenEarly) {

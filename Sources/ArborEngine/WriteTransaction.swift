@@ -7,8 +7,6 @@ public final class WriteTransaction: Transaction {
     var plan: CommitPlan
     /// The commit waits for a group sync it will lead or share (see `Database+GroupCommit.swift`).
     var leadsGroupSync = false
-    /// Pages freed by transactions up to this id may be reused (no reader can reach them).
-    var reuseLimit: UInt64 { plan.reuseLimit }
     /// The id this transaction commits as.
     let txid: UInt64
     /// Next page number at the end of the file.
@@ -25,7 +23,10 @@ public final class WriteTransaction: Transaction {
     /// Free pages this transaction may use.
     var reusable: [PageID] = []
     /// Pages this transaction stopped using that older snapshots may still reach.
-    var pendingFree: [PageID] = []
+    var pendingFree: [FreedPage] = []
+    /// The freelist entries known pinned by protected snapshots: the next search for reusable
+    /// pages continues after them (see `loadFreelistEntry`).
+    var pinnedFreelist: FreelistHint?
     /// Pages listed in the freelist tree.
     var freePages: UInt64
     let freelistBox: TreeBox
@@ -208,7 +209,7 @@ public final class WriteTransaction: Transaction {
         }
         let newID = try allocate()
         dirty[newID] = node
-        try free(id)
+        try free(id, birth: page.txid)
         return (newID, node)
     }
 
@@ -240,8 +241,9 @@ public final class WriteTransaction: Transaction {
         return id
     }
 
-    /// Releases a page this transaction no longer references.
-    func free(_ id: PageID) throws {
+    /// Releases a page this transaction no longer references. `birth` is the transaction that
+    /// wrote it (from its header); 0, when unknown, protects it from every older snapshot.
+    func free(_ id: PageID, birth: UInt64 = 0) throws {
         guard id >= 2, id < pageCount else {
             throw ArborError.internalInconsistency("freeing page \(id) outside 2..<\(pageCount)")
         }
@@ -249,9 +251,10 @@ public final class WriteTransaction: Transaction {
             // Never visible to any reader: reusable at once.
             dirty[id] = nil
             writtenEarly.remove(id)
-            if monotoneAllocation { pendingFree.append(id) } else { reusable.append(id) }
+            if monotoneAllocation { pendingFree.append(FreedPage(page: id, birth: txid)) } else { reusable.append(id) }
         } else {
-            pendingFree.append(id)
+            // A header naming a transaction after the snapshot is not trusted: unknown birth.
+            pendingFree.append(FreedPage(page: id, birth: birth <= meta.txid ? birth : 0))
         }
     }
 
@@ -265,7 +268,7 @@ public final class WriteTransaction: Transaction {
                 if case .overflow(let overflow) = ref.leafValue(index) { try freeOverflow(overflow) }
             }
         }
-        try free(id)
+        if case .page(let page) = ref { try free(id, birth: page.txid) } else { try free(id) }
     }
 
     // MARK: Overflow values
@@ -301,7 +304,7 @@ public final class WriteTransaction: Transaction {
         let pages = ref.pageCount(pageSize: pageSize)
         for _ in 0..<pages {
             let page = try overflowPage(id)
-            try free(id)
+            try free(id, birth: page.txid)
             id = page.extra
         }
     }

@@ -41,7 +41,7 @@ struct InspectionCommandTests {
         let store = try Store()
         let text = InfoCommand.render(try InfoCommand.report(try store.open()))
         #expect(text == """
-            format version   3
+            format version   4
             page size        4096
             transaction id   2
             pages            14 (5 free)

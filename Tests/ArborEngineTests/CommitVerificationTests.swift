@@ -213,7 +213,7 @@ struct CommitVerificationTests {
         #expect(verified > 100)
     }
 
-    @Test("a version 2 file opens as it is, and its next commit writes version 3")
+    @Test("a version 2 file opens as it is, and its next commit writes the current version")
     func versionTwoFile() throws {
         let file = SimulatedFile()
         var options = Database.Options()
@@ -232,7 +232,7 @@ struct CommitVerificationTests {
         #expect(try old.info().formatVersion == 2)
         #expect(try old.view { try $0.tree("t").count } == 2)
         try old.update { tx in try tx.tree("t").put(Self.key(3), [3]) }
-        #expect(try old.info().formatVersion == 3)
+        #expect(try old.info().formatVersion == 4)
         #expect(try old.view { try $0.tree("t").count } == 3)
         #expect(old.checkIntegrity().isSound)
     }

@@ -109,7 +109,7 @@ struct HostileFileTests {
             let checksum = PageChecksum.compute(Array(newer[(page * 4096 + 4)..<(page * 4096 + 4096)]))
             withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { newer[page * 4096 + i] = b } }
         }
-        #expect(throws: ArborError.unsupportedFormatVersion(found: 9, supported: 3)) {
+        #expect(throws: ArborError.unsupportedFormatVersion(found: 9, supported: 4)) {
             try Database.open(file: SimulatedFile(bytes: newer))
         }
     }

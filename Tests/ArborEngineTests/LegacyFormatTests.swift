@@ -121,6 +121,6 @@ struct LegacyFormatTests {
         let types = try Self.leafTypes(db)
         #expect(!types.isEmpty && types.allSatisfy { $0 == .compactLeaf })
         #expect(try Self.contents(db) == Self.expectedEntries())
-        #expect(try db.info().formatVersion == 3)
+        #expect(try db.info().formatVersion == 4)
     }
 }

@@ -3,9 +3,9 @@ import ArborEngineTestSupport
 import Foundation
 import Testing
 
-/// The lock-file slot a handle publishes for its readers: the oldest snapshot any of them uses,
-/// as another handle (another process) sees it.
-@Suite("Reader registry: the published snapshot is the oldest one a reader of the handle uses")
+/// The lock-file slot a handle publishes for its readers: the oldest and newest snapshots they
+/// use, as another handle (another process) sees them; the handle itself knows each snapshot.
+@Suite("Reader registry: the published range spans the oldest and newest snapshots of the handle's readers")
 struct ReaderRegistryTests {
     /// Random reads begun and closed on one handle, in any order, with commits on another in
     /// between: after each step the writer's handle sees the oldest snapshot of the open
@@ -27,9 +27,13 @@ struct ReaderRegistryTests {
                 guard !open.isEmpty else { continue }
                 open.remove(at: Int(random.next() % UInt64(open.count))).close()
             }
-            let expected = open.map(\.snapshotID).min()
-            #expect(try writer.registry.oldestSnapshot() == expected, "step \(step): \(open.map(\.snapshotID))")
+            let snapshots = open.map(\.snapshotID)
+            let expected = snapshots.min()
+            #expect(try writer.registry.oldestSnapshot() == expected, "step \(step): \(snapshots)")
             #expect(try readerHandle.registry.oldestSnapshot() == expected)
+            let published = expected.flatMap { oldest in snapshots.max().map { oldest...$0 } }
+            #expect(try writer.registry.readerSnapshots() == (published.map { [$0] } ?? []), "step \(step)")
+            #expect(Set(try readerHandle.registry.readerSnapshots()) == Set(snapshots.map { $0...$0 }))
         }
         for transaction in open { transaction.close() }
         #expect(try writer.registry.oldestSnapshot() == nil)

@@ -8,7 +8,7 @@ import GRDB
 struct EngineBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engine",
-        abstract: "ArborEngine vs SQLite: bulk and random insert, point gets, scans, ranges, small commits.",
+        abstract: "ArborEngine vs SQLite: bulk and random insert, point gets, scans, ranges, small commits, a long reader.",
         discussion: "Example: swift run -c release arbor-bench engine --entries 1000000 --json engine.json")
 
     @Option(help: "Entries to insert.") var entries = 1_000_000
@@ -94,6 +94,14 @@ struct EngineBenchmark: ParsableCommand {
         let sqliteWriters = try ConcurrentCommits.sqlite(sqlite, threads: 4, commits: writerCommits, name: "random")
         report.results.append(.init(name: "4 writers x \(writerCommits) small commits (arbor full / sqlite FULL, 4 connections)",
                                     arbor: arborWriters * 1000, sqlite: sqliteWriters * 1000, unit: "ms"))
+        // 8. A long reader open over 40 rewrites of 3,000 entries: the store's size with it and
+        // without it (SQLite: database plus WAL).
+        let arborLong = try LongReader.arbor(arbor)
+        let sqliteLong = try LongReader.sqlite(sqlite)
+        report.results.append(.init(name: "long reader: store size with the reader", arbor: arborLong.withReader / 1_048_576,
+                                    sqlite: sqliteLong.withReader / 1_048_576, unit: "MiB"))
+        report.results.append(.init(name: "long reader: size with / without the reader", arbor: arborLong.withReader / arborLong.withoutReader,
+                                    sqlite: sqliteLong.withReader / sqliteLong.withoutReader, unit: "x"))
         for mode in ["full", "normal"] {
             let counted = 300
             guard let arborSyncs = try CommitPhase.syncsPerCommit(engine: "arbor", mode: mode, commits: counted, cacheMiB: cacheMiB, directory: directory),
