@@ -31,8 +31,10 @@ let package = Package(
         .target(
             name: "ArborEngineTestSupport", dependencies: ["ArborEngine"],
             path: "Tests/ArborEngineTestSupport"),
+        // A store client the process tests run as separate processes (not a product).
+        .executableTarget(name: "ArborProcessHarness", dependencies: ["ArborEngine"], path: "Tests/ArborProcessHarness"),
         .testTarget(
-            name: "ArborEngineTests", dependencies: ["ArborEngine", "ArborEngineTestSupport"],
+            name: "ArborEngineTests", dependencies: ["ArborEngine", "ArborEngineTestSupport", "ArborProcessHarness"],
             resources: [.copy("Regressions"), .copy("Fixtures")]),
         .target(
             name: "ArborTestSupport", dependencies: ["Arbor", "ArborEngine", "ArborEngineTestSupport", "ArborTransit"],

@@ -200,7 +200,8 @@ public final class Database: Sendable {
 
     /// Starts a read transaction on the newest committed snapshot. It never blocks and is never
     /// blocked by the writer. Call `close()` (or let it deinit) to release the snapshot: an open
-    /// reader pins the pages of its snapshot, so the file grows while it stays open.
+    /// reader pins the pages of its snapshot that later commits replace, so the file grows by
+    /// up to the snapshot's size while it stays open (not by the versions written after it).
     /// - Complexity: O(1), no system call (the lock file is mapped); a meta-page read when
     ///   another process committed since.
     public func beginRead() throws -> Transaction {

@@ -60,6 +60,8 @@ extension Database {
         }
     }
 
+    /// Keeps the pinned run a transaction found, once it committed: an aborted one may have
+    /// taken reusable entries inside the run, which its abort puts back.
     func noteFreelistHint(_ hint: FreelistHint) {
         state.withLock { $0.freelistHint = hint }
     }
@@ -111,7 +113,6 @@ extension WriteTransaction {
         pinned.lastPinned = key
         if !pinned.pinnedBy.contains(pinning) { pinned.pinnedBy.append(pinning) }
         pinnedFreelist = pinned
-        database.noteFreelistHint(pinned)
         return false
     }
 

@@ -73,6 +73,7 @@ extension WriteTransaction {
         for id in writtenEarly { database.cache.remove(id) }
         for page in written { database.cache.insert(page) }
         database.finishCommit(newMeta, durable: durable)
+        if let pinnedFreelist { database.noteFreelistHint(pinnedFreelist) }
         guard durability == .full, durable?.txid != newMeta.txid else { return nil }
         database.joinGroup(newMeta.txid)
         leadsGroupSync = true

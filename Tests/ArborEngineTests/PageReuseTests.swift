@@ -84,6 +84,11 @@ struct PageReuseTests {
             case 2:
                 guard !readers.isEmpty else { continue }
                 readers.remove(at: Int(random.next() % UInt64(readers.count))).0.close()
+            case 3:
+                // An aborted writer takes free pages and gives them back.
+                let writer = try handles[Int(random.next() % 2)].beginWrite()
+                for index in 0..<Int(1 + random.next() % 80) { try writer.tree("t").put(key(index * 7 % 600), [UInt8](repeating: 9, count: 90)) }
+                writer.abort()
             default:
                 let writer = handles[Int(random.next() % 2)]
                 try writer.update { tx in

@@ -13,8 +13,23 @@ struct CommitPhase: ParsableCommand {
     @Option var commits: Int
     @Option(name: .customLong("cache-mib")) var cacheMiB: Int
     @Option var directory: String
+    @Option(help: "When the store is missing, first insert this many random entries (for profiling on its own).")
+    var prepare = 0
 
     func run() throws {
+        if prepare > 0, engine == "arbor" {
+            let side = ArborSide(directory: directory, cacheMiB: cacheMiB)
+            if !FileManager.default.fileExists(atPath: side.path("random")) {
+                let data = Dataset(count: prepare, seed: 42)
+                _ = try side.insert(data, order: data.randomOrder, name: "random")
+            }
+        } else if prepare > 0 {
+            let side = try SQLiteSide(directory: directory, cacheMiB: cacheMiB)
+            if !FileManager.default.fileExists(atPath: side.path("random")) {
+                let data = Dataset(count: prepare, seed: 42)
+                _ = try side.insert(data, order: data.randomOrder, name: "random")
+            }
+        }
         if engine == "arbor" {
             _ = try ArborSide(directory: directory, cacheMiB: cacheMiB)
                 .smallCommits(commits, name: "random", durability: mode == "full" ? .full : .normal)
