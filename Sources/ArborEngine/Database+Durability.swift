@@ -118,6 +118,7 @@ extension Database {
     /// durable (a file just opened, or another process's unsynced commit over a state this
     /// process cannot vouch for). Called with the writer lock held.
     func planCommit(after current: Meta) throws -> CommitPlan {
+        try retireRejectedMeta(current: current)
         let readers = try registry.readerSnapshots()
         // New readers take the readable commit (behind `current` while a group waits for its
         // sync) or the one the lock file publishes, both moving up to `current`.
@@ -140,6 +141,25 @@ extension Database {
         try file.sync()
         noteDurable(current)
         return plan(durable: current.txid, slot: current.slot ^ 1, carried: [])
+    }
+
+    /// Overwrites the meta page passed over on open (a commit that did not reach the disk whole)
+    /// with a copy of `current`, and syncs, before the first commit of this process. That commit
+    /// may reuse pages the passed-over meta page lists; without this, a crash tearing one of
+    /// them would make the next open report that older meta page as damaged. Once per open that
+    /// passed a meta page over; called holding the writer lock.
+    private func retireRejectedMeta(current: Meta) throws {
+        guard let rejected = rejectedAtOpen, !state.withLock({ $0.rejectedMetaRetired }) else { return }
+        let onDisk = try Meta.readCandidates(from: file, path: path).metas
+        if onDisk.contains(where: { ($0.slot, $0.txid, $0.checksum) == (rejected.slot, rejected.txid, rejected.checksum) }),
+           rejected.slot != current.slot {
+            var copy = current
+            copy.slot = rejected.slot
+            try copy.image(number: copy.slot).withUnsafeBytes { try file.write($0, at: UInt64(copy.slot) * UInt64(pageSize)) }
+            try file.sync()
+            noteDurable(current)
+        }
+        state.withLock { $0.rejectedMetaRetired = true }
     }
 
     /// The newest commit known durable when `current` is this process's own last commit and that

@@ -66,6 +66,8 @@ public final class Database: Sendable {
         var durabilityWaiters: [(txid: UInt64, signal: DispatchSemaphore)] = []
         /// The freelist entries the last writer found pinned (see `loadFreelistEntry`).
         var freelistHint: FreelistHint?
+        /// The meta page passed over on open was overwritten (see `retireRejectedMeta`).
+        var rejectedMetaRetired = false
         /// `.full` commits of this process wait for a sync.
         var isGroupWaiting: Bool { !poisoned && groupTxid > durableTxid }
         /// The id of the newest commit known durable (0: none).
@@ -124,7 +126,9 @@ public final class Database: Sendable {
         self.registry = registry
         self.cache = PageCache(capacityBytes: options.cacheBytes)
         leafDirectories = Locked(LeafDirectories(budget: max(1 << 20, options.cacheBytes / 8)))
-        if try file.size() == 0 && !options.readOnly {
+        // Shorter than two meta pages of the smallest size: empty, or being created by another
+        // process, which holds the writer lock until both meta pages are written.
+        if try file.size() < UInt64(2 * Limits.minPageSize) && !options.readOnly {
             try registry.lockWriter()
             defer { registry.unlockWriter() }
             if try file.size() == 0 {

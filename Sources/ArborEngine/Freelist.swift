@@ -80,6 +80,10 @@ extension WriteTransaction {
     /// (id 0, reusable at once), which is why the first entry is always looked at.
     /// - Complexity: O(log n) page visits, plus one entry for each pinned entry met for the first time.
     func loadFreelistEntry() throws {
+        if !inlineFreeChecked {
+            inlineFreeChecked = true
+            if try takeReusableInlineFree() { return }
+        }
         guard freelistBox.info.root != 0 else { return }
         loadingFreelist = true
         defer { loadingFreelist = false }
@@ -116,6 +120,24 @@ extension WriteTransaction {
         return false
     }
 
+    /// Moves the reusable pages the meta page lists itself into `reusable`; true if there were any.
+    private func takeReusableInlineFree() throws -> Bool {
+        var kept: [InlineFreePage] = []
+        var taken: [PageID] = []
+        for free in inlineFree {
+            if plan.reuse.allowsReuse(freedBy: free.freedBy, bornNoEarlierThan: free.birth) {
+                taken.append(free.page)
+            } else {
+                kept.append(free)
+            }
+        }
+        guard !taken.isEmpty else { return false }
+        inlineFree = kept
+        reusable.append(contentsOf: taken.sorted(by: >))
+        freePages -= min(freePages, UInt64(taken.count))
+        return true
+    }
+
     private func takeFreelistEntry(_ cursor: Cursor, key: [UInt8]) throws {
         let pages = try FreelistKey.decodePages(try cursor.value(), page: freelistBox.info.root)
         for page in pages where page < 2 || page >= meta.pageCount {
@@ -134,6 +156,22 @@ extension WriteTransaction {
     /// pages come only from the end of the file, which makes the sets grow monotonically and
     /// guarantees the fixed point.
     func writeFreelist() throws {
+        // A small commit's frees, with the snapshot's listed pages not taken, fit in the meta page.
+        let capacity = Meta.maxInlineFree(pageSize: pageSize)
+        if inlineFree.count + pendingFree.count + reusable.count <= capacity {
+            inlineFree += pendingFree.map { InlineFreePage(page: $0.page, freedBy: txid, birth: $0.birth) }
+            inlineFree += reusable.map { InlineFreePage(page: $0, freedBy: 0, birth: 0) }
+            freePages += UInt64(pendingFree.count + reusable.count)
+            return
+        }
+        // Otherwise everything goes to the tree. Pages freed by earlier commits are recorded as
+        // freed by this one: later than the truth, so protected no less (and the tree's rule that
+        // new entries sort after the existing ones, see `FreelistHint`, holds).
+        freePages -= min(freePages, UInt64(inlineFree.count))
+        for free in inlineFree {
+            if free.freedBy == 0 { reusable.append(free.page) } else { pendingFree.append(FreedPage(page: free.page, birth: free.birth)) }
+        }
+        inlineFree = []
         var written: Set<[UInt8]> = []
         for round in 0..<64 {
             if round >= 3 { monotoneAllocation = true }

@@ -168,6 +168,10 @@ struct IntegrityChecker {
             for free in pages { _ = checker.claim(free, by: .free(freedBy: freedBy)) }
             listed += UInt64(pages.count)
         }
+        for free in meta.inlineFree {
+            _ = claim(free.page, by: .free(freedBy: free.freedBy))
+            listed += 1
+        }
         if listed != meta.freePages {
             problem(nil, .statistics, "the meta page records \(meta.freePages) free pages, the freelist lists \(listed)")
         }

@@ -37,6 +37,15 @@ struct CommitPage: Equatable, Sendable {
     var checksum: UInt32
 }
 
+/// A free page listed in a meta page instead of the freelist tree (see `Meta.inlineFree`).
+struct InlineFreePage: Equatable, Sendable {
+    var page: PageID
+    /// The transaction that freed it (0: reusable at once).
+    var freedBy: UInt64
+    /// The transaction that wrote it (0 when unknown or reusable at once).
+    var birth: UInt64
+}
+
 /// A decoded meta page: the state of the file as of one committed transaction.
 struct Meta: Equatable, Sendable {
     static let magic: [UInt8] = Array("ARBORDB\u{0}".utf8)
@@ -45,8 +54,13 @@ struct Meta: Equatable, Sendable {
     enum Offset {
         static let magic = 24, version = 32, pageSize = 36, flags = 40, pageCount = 44
         static let catalog = 48, freelist = 64, freePages = 80
-        static let commitPageCount = 88, commitPages = 96
+        static let commitPageCount = 88, inlineFreeCount = 92, commitPages = 96
+        /// Inline free pages follow the largest commit page list, 20 bytes each.
+        static func inlineFree(pageSize: Int) -> Int { commitPages + 8 * maxCommitPages(pageSize: pageSize) }
     }
+
+    /// The most free pages a meta page lists itself (97 for 4 KiB pages).
+    static func maxInlineFree(pageSize: Int) -> Int { (pageSize - Offset.inlineFree(pageSize: pageSize)) / 20 }
 
     /// The most pages a meta page lists: a commit that wrote more syncs its pages before its meta
     /// page instead, so that checking a file on open never reads more than this many pages.
@@ -69,6 +83,9 @@ struct Meta: Equatable, Sendable {
     /// Pages this meta page's state reaches that were written after the newest commit known to
     /// be durable when it was written; empty when they were synced before it (format version 3).
     var commitPages: [CommitPage] = []
+    /// Free pages the meta page lists itself (format version 4), so that a small commit's frees
+    /// need no freelist tree write; counted in `freePages`.
+    var inlineFree: [InlineFreePage] = []
     /// The meta page (0 or 1) this state was read from or written to.
     var slot: PageID = 0
     /// The checksum of that meta page's image: with `txid`, it tells this commit apart from
@@ -84,9 +101,10 @@ struct Meta: Equatable, Sendable {
     }
 
     /// The full page image of this meta stored as page `number` (0 or 1).
-    /// - Precondition: `commitPages` fits (`maxCommitPages`).
+    /// - Precondition: `commitPages` and `inlineFree` fit (`maxCommitPages`, `maxInlineFree`).
     func image(number: PageID) -> [UInt8] {
         precondition(commitPages.count <= Meta.maxCommitPages(pageSize: pageSize), "too many commit pages for a meta page")
+        precondition(inlineFree.count <= Meta.maxInlineFree(pageSize: pageSize), "too many inline free pages for a meta page")
         var page = [UInt8](repeating: 0, count: pageSize)
         page.withUnsafeMutableBytes { buffer in
             buffer[PageHeader.type] = PageType.meta.rawValue
@@ -107,6 +125,13 @@ struct Meta: Equatable, Sendable {
             for (index, entry) in commitPages.enumerated() {
                 buffer.putU32(entry.page, at: Offset.commitPages + 8 * index)
                 buffer.putU32(entry.checksum, at: Offset.commitPages + 8 * index + 4)
+            }
+            buffer.putU32(UInt32(inlineFree.count), at: Offset.inlineFreeCount)
+            let inlineOffset = Offset.inlineFree(pageSize: pageSize)
+            for (index, free) in inlineFree.enumerated() {
+                buffer.putU32(free.page, at: inlineOffset + 20 * index)
+                buffer.putU64(free.freedBy, at: inlineOffset + 20 * index + 4)
+                buffer.putU64(free.birth, at: inlineOffset + 20 * index + 12)
             }
             sealPage(buffer)
         }
@@ -157,6 +182,22 @@ struct Meta: Equatable, Sendable {
                     throw ArborError.corruptPage(page: number, detail: "meta page lists commit page \(entry.page) outside 2..<\(meta.pageCount)")
                 }
                 meta.commitPages.append(entry)
+            }
+        }
+        if version >= 4 {
+            let count = Int(image.u32(Offset.inlineFreeCount))
+            guard count <= maxInlineFree(pageSize: pageSize) else {
+                throw ArborError.corruptPage(page: number, detail: "meta page lists \(count) free pages itself")
+            }
+            let offset = Offset.inlineFree(pageSize: pageSize)
+            meta.inlineFree.reserveCapacity(count)
+            for index in 0..<count {
+                let free = InlineFreePage(page: image.u32(offset + 20 * index), freedBy: image.u64(offset + 20 * index + 4),
+                                          birth: image.u64(offset + 20 * index + 12))
+                guard free.page >= 2, free.page < meta.pageCount, free.freedBy <= meta.txid, free.birth <= meta.txid else {
+                    throw ArborError.corruptPage(page: number, detail: "meta page lists free page \(free.page) (freed by \(free.freedBy), born \(free.birth)) outside its state")
+                }
+                meta.inlineFree.append(free)
             }
         }
         for (name, info) in [("catalog", meta.catalog), ("freelist", meta.freelist)] {

@@ -7,7 +7,7 @@
 /// take before the transaction commits. A long reader thus pins only the pages of its own
 /// snapshot, not the versions written and freed after it (as LMDB's successors do).
 struct PageReuse: Sendable, Equatable {
-    /// The protected states, sorted, disjoint and not adjacent.
+    /// The protected states, sorted and disjoint.
     private(set) var protected: [ClosedRange<UInt64>]
 
     /// - Parameter protected: every snapshot that must stay readable, in any order; ranges stand
@@ -16,8 +16,9 @@ struct PageReuse: Sendable, Equatable {
     init(protecting protected: [ClosedRange<UInt64>]) {
         var merged: [ClosedRange<UInt64>] = []
         for range in protected.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            // `range.lowerBound - 1` cannot wrap: it is above `last.upperBound` when evaluated.
-            if let last = merged.last, range.lowerBound <= last.upperBound || range.lowerBound - 1 == last.upperBound {
+            // Overlapping ranges merge; adjacent ones stay apart, so that births on either side
+            // of a range's start fall in different segments (see `segment(ofBirth:)`).
+            if let last = merged.last, range.lowerBound <= last.upperBound {
                 merged[merged.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
             } else {
                 merged.append(range)
@@ -56,7 +57,8 @@ struct PageReuse: Sendable, Equatable {
         return low
     }
 
-    /// Whether every snapshot of `range` is still protected.
+    /// Whether every snapshot of `range` is still protected (within one protected range: a
+    /// range now covered by two adjacent ones answers false, which only costs a rescan).
     func protects(_ range: ClosedRange<UInt64>) -> Bool {
         let index = segment(ofBirth: range.lowerBound)
         return index < protected.count && protected[index].lowerBound <= range.lowerBound

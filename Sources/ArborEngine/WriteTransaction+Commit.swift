@@ -39,9 +39,9 @@ extension WriteTransaction {
         let nodes = dirty.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         let written = try writeNodes(nodes, keepImages: true)
         // A page allocated at the end and freed again in this transaction is listed as free but
-        // never written: extend the file so it really holds `pageCount` pages.
-        let needed = UInt64(pageCount) * UInt64(pageSize)
-        if try database.file.size() < needed { try database.file.truncate(to: needed) }
+        // never written: write the last page so the file holds `pageCount` pages, and list it, so
+        // a meta page whose extension was lost is passed over like any other incomplete commit.
+        if try database.file.size() < UInt64(pageCount) * UInt64(pageSize) { try writeExtensionPage() }
 
         let durability = database.options.durability
         var listed = try commitPageList()
@@ -56,7 +56,7 @@ extension WriteTransaction {
         var newMeta = Meta(
             txid: txid, pageSize: pageSize, flags: meta.flags, pageCount: pageCount,
             catalog: catalogBox.info, freelist: freelistBox.info, freePages: freePages,
-            commitPages: listed ?? [], slot: plan.slot)
+            commitPages: listed ?? [], inlineFree: inlineFree, slot: plan.slot)
         let syncsMeta = switch durability {
         case .full: false  // synced with its group, after the writer lock is released
         case .deferredMetaSync: false
@@ -85,19 +85,32 @@ extension WriteTransaction {
     /// are more than a meta page holds.
     func commitPageList() throws -> [CommitPage]? {
         let limit = Meta.maxCommitPages(pageSize: pageSize)
-        guard plan.carried.count + dirty.count + writtenEarly.count <= limit else { return nil }
+        let extra = extensionPage == nil ? 0 : 1
+        guard plan.carried.count + dirty.count + writtenEarly.count + extra <= limit else { return nil }
         var list: [CommitPage] = []
         if !plan.carried.isEmpty {
             let freed = Set(pendingFree.map(\.page))
             list = plan.carried.filter { !freed.contains($0.page) }
         }
-        for id in Array(dirty.keys) + Array(writtenEarly) {
+        for id in Array(dirty.keys) + Array(writtenEarly) + (extensionPage.map { [$0] } ?? []) {
             guard let checksum = writtenChecksums[id] else {
                 throw ArborError.internalInconsistency("page \(id) was written without a checksum")
             }
             list.append(CommitPage(page: id, checksum: checksum))
         }
         return list.sorted { $0.page < $1.page }
+    }
+
+    /// Writes the file's last page (free, never written otherwise) as an empty overflow page.
+    private func writeExtensionPage() throws {
+        let id = pageCount - 1
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
+        defer { buffer.deallocate() }
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        buildOverflowPage(buffer, id: id, txid: txid, payload: UnsafeRawBufferPointer(start: nil, count: 0), next: 0)
+        try database.file.write(UnsafeRawBufferPointer(buffer), at: UInt64(id) * UInt64(pageSize))
+        writtenChecksums[id] = UnsafeRawBufferPointer(buffer).u32(PageHeader.checksum)
+        extensionPage = id
     }
 
     /// Serializes nodes and writes them, coalescing consecutive page numbers into one write.

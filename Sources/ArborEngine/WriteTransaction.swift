@@ -18,12 +18,18 @@ public final class WriteTransaction: Transaction {
     /// The header checksum of every page image this transaction wrote, by page: the meta page
     /// lists them (see `CommitPlan`).
     var writtenChecksums: [PageID: UInt32] = [:]
+    /// The free last page written to extend the file (see `writeExtensionPage`).
+    var extensionPage: PageID?
     /// Every page allocated by this transaction and not freed again.
     var allocated: Set<PageID> = []
     /// Free pages this transaction may use.
     var reusable: [PageID] = []
     /// Pages this transaction stopped using that older snapshots may still reach.
     var pendingFree: [FreedPage] = []
+    /// Free pages the meta page lists itself (see `Meta.inlineFree`): those of the snapshot not
+    /// taken yet, then, once the freelist is written, those of the new meta page.
+    var inlineFree: [InlineFreePage]
+    var inlineFreeChecked = false
     /// The freelist entries known pinned by protected snapshots: the next search for reusable
     /// pages continues after them (see `loadFreelistEntry`).
     var pinnedFreelist: FreelistHint?
@@ -46,6 +52,7 @@ public final class WriteTransaction: Transaction {
         self.pageCount = meta.pageCount
         self.freePages = meta.freePages
         self.freelistBox = TreeBox(name: "", info: meta.freelist)
+        self.inlineFree = meta.inlineFree
         super.init(database: database, meta: meta, cachesRecentPages: false)
     }
 

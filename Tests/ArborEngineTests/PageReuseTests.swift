@@ -25,13 +25,19 @@ struct PageReuseTests {
                 let pinned = snapshots.contains { birth <= $0 && $0 < freedBy }
                 #expect(reuse.allowsReuse(freedBy: freedBy, bornNoEarlierThan: birth) == !pinned,
                         "\(ranges) born \(birth) freed \(freedBy)")
-                let range = ranges.isEmpty ? 0...0 : ranges[Int(random.next() % UInt64(ranges.count))]
-                #expect(reuse.protects(range) || ranges.isEmpty)
+                if !ranges.isEmpty {
+                    let range = ranges[Int(random.next() % UInt64(ranges.count))]
+                    #expect(reuse.protects(range))
+                    let probe = random.next() % 45
+                    if reuse.protects(probe...probe) { #expect(snapshots.contains(probe)) }
+                }
             }
             #expect(!reuse.protects(45...46))
         }
         #expect(PageReuse(protecting: [0...UInt64.max, 5...5]).protected == [0...UInt64.max])
-        #expect(PageReuse(protecting: [3...4, 5...5, 7...7]).protected == [3...5, 7...7])
+        #expect(PageReuse(protecting: [3...4, 4...5, 7...7]).protected == [3...5, 7...7])
+        // Adjacent ranges stay apart: a page born in 5 is not lumped with one born in 4.
+        #expect(PageReuse(protecting: [4...4, 5...5]).segment(ofBirth: 4) != PageReuse(protecting: [4...4, 5...5]).segment(ofBirth: 5))
     }
 
     /// The benchmark's scenario at test size: 40 rewrites of 3,000 entries with one reader open
