@@ -150,3 +150,67 @@ struct PageReuseTests {
         #expect(db.checkIntegrity().isSound, "\(db.checkIntegrity())")
     }
 }
+
+/// Free pages listed by the meta page itself: small commits keep their frees there, larger ones
+/// move everything into the freelist tree; either way every page is owned once and reused.
+@Suite("Inline free pages: small commits' frees in the meta page")
+struct InlineFreeTests {
+    /// Commits freeing from 1 to 300 pages, around the meta page's capacity (97 for 4 KiB):
+    /// after each, the integrity check accounts for every page, the meta page's list stays
+    /// within its capacity, and the file stops growing once free pages exist.
+    @Test("commits around the meta page's capacity keep every page accounted for")
+    func aroundCapacity() throws {
+        let file = SimulatedFile()
+        let db = try Database.open(file: file)
+        try db.update { tx in try fill(try tx.createTree("t"), count: 6_000, valueLength: 100) }
+        let capacity = Meta.maxInlineFree(pageSize: 4096)
+        #expect(capacity == 97)
+        var random = SplitMix64(seed: 5)
+        var sawInline = false, sawTree = false
+        for round in 0..<60 {
+            // Rewriting n consecutive entries frees about n / 30 leaves and their parents.
+            let count = [30, 2_800, 3_000, 3_200, 9_000][Int(random.next() % 5)]
+            let start = Int(random.next() % 6_000)
+            try db.update { tx in
+                let tree = try tx.tree("t")
+                for index in 0..<count { try tree.put(key((start + index) % 6_000), [UInt8](repeating: UInt8(round), count: 100)) }
+            }
+            let meta = db.state.withLock { $0.meta }
+            #expect(meta.inlineFree.count <= capacity)
+            if !meta.inlineFree.isEmpty { sawInline = true }
+            if meta.freelist.count > 0 { sawTree = true }
+            let report = db.checkIntegrity()
+            #expect(report.isSound, "round \(round): \(report)")
+        }
+        #expect(sawInline && sawTree)
+        let pages = db.state.withLock { $0.meta.pageCount }
+        for round in 0..<20 {
+            try db.update { tx in try tx.tree("t").put(key(round), [UInt8](repeating: 1, count: 100)) }
+        }
+        #expect(db.state.withLock { $0.meta.pageCount } == pages, "small commits reuse free pages")
+    }
+
+    /// A meta page whose inline free page lies outside the file is rejected with a typed error.
+    @Test("an inline free page outside the file is reported, not trusted")
+    func hostileInlineFreePage() throws {
+        let file = SimulatedFile()
+        let db = try Database.open(file: file)
+        try db.update { tx in try fill(try tx.createTree("t"), count: 200) }
+        try db.update { tx in try fill(try tx.tree("t"), count: 200, valueLength: 41) }
+        let meta = db.state.withLock { $0.meta }
+        try #require(!meta.inlineFree.isEmpty)
+        var image = file.currentBytes
+        let offset = Int(meta.slot) * 4096 + Meta.Offset.inlineFree(pageSize: 4096)
+        withUnsafeBytes(of: UInt32(1_000_000).littleEndian) { for (i, b) in $0.enumerated() { image[offset + i] = b } }
+        let page = Int(meta.slot) * 4096
+        let checksum = PageChecksum.compute(Array(image[(page + 4)..<(page + 4096)]))
+        withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { image[page + i] = b } }
+        let damaged = image[page..<(page + 4096)].withUnsafeBytes { raw -> String in
+            do { _ = try Meta.decode(raw, number: meta.slot); return "accepted" } catch { return "\(error)" }
+        }
+        #expect(damaged.contains("free page 1000000"), "\(damaged)")
+        // Opening falls back to the other meta page, an earlier commit.
+        let reopened = try Database.open(file: SimulatedFile(bytes: image))
+        #expect(try reopened.info().transactionID == meta.txid - 1)
+    }
+}
