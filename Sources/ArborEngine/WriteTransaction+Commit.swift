@@ -87,18 +87,36 @@ extension WriteTransaction {
         let limit = Meta.maxCommitPages(pageSize: pageSize)
         let extra = extensionPage == nil ? 0 : 1
         guard plan.carried.count + dirty.count + writtenEarly.count + extra <= limit else { return nil }
-        var list: [CommitPage] = []
-        if !plan.carried.isEmpty {
-            let freed = Set(pendingFree.map(\.page))
-            list = plan.carried.filter { !freed.contains($0.page) }
-        }
+        var own: [CommitPage] = []
+        own.reserveCapacity(dirty.count + writtenEarly.count + extra)
         for id in Array(dirty.keys) + Array(writtenEarly) + (extensionPage.map { [$0] } ?? []) {
             guard let checksum = writtenChecksums[id] else {
                 throw ArborError.internalInconsistency("page \(id) was written without a checksum")
             }
-            list.append(CommitPage(page: id, checksum: checksum))
+            own.append(CommitPage(page: id, checksum: checksum))
         }
-        return list.sorted { $0.page < $1.page }
+        own.sort { $0.page < $1.page }
+        guard !plan.carried.isEmpty else { return own }
+        // The carried list is in page order (as its meta page lists it): merge, leaving out the
+        // pages this commit freed and those it wrote again.
+        let freed = pendingFree.map(\.page).sorted()
+        let carriedList = zip(plan.carried, plan.carried.dropFirst()).allSatisfy { $0.page < $1.page }
+            ? plan.carried : plan.carried.sorted { $0.page < $1.page }  // a damaged list, still merged right
+        var list: [CommitPage] = []
+        list.reserveCapacity(carriedList.count + own.count)
+        var next = 0, nextFreed = 0
+        for carried in carriedList {
+            while nextFreed < freed.count, freed[nextFreed] < carried.page { nextFreed += 1 }
+            if nextFreed < freed.count, freed[nextFreed] == carried.page { continue }
+            while next < own.count, own[next].page < carried.page {
+                list.append(own[next])
+                next += 1
+            }
+            if next < own.count, own[next].page == carried.page { continue }
+            list.append(carried)
+        }
+        list.append(contentsOf: own[next...])
+        return list
     }
 
     /// Writes the file's last page (free, never written otherwise) as an empty overflow page.
