@@ -36,8 +36,7 @@ extension WriteTransaction {
         }
         try writeFreelist()
 
-        let nodes = dirty.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        let written = try writeNodes(nodes, keepImages: true)
+        let written = try writeDirtyNodes()
         // A page allocated at the end and freed again in this transaction is listed as free but
         // never written: write the last page so the file holds `pageCount` pages, and list it, so
         // a meta page whose extension was lost is passed over like any other incomplete commit.
@@ -86,10 +85,10 @@ extension WriteTransaction {
     func commitPageList() throws -> [CommitPage]? {
         let limit = Meta.maxCommitPages(pageSize: pageSize)
         let extra = extensionPage == nil ? 0 : 1
-        guard plan.carried.count + dirty.count + writtenEarly.count + extra <= limit else { return nil }
+        guard plan.carried.count + committedNodes.count + writtenEarly.count + extra <= limit else { return nil }
         var own: [CommitPage] = []
-        own.reserveCapacity(dirty.count + writtenEarly.count + extra)
-        for id in Array(dirty.keys) + Array(writtenEarly) + (extensionPage.map { [$0] } ?? []) {
+        own.reserveCapacity(committedNodes.count + writtenEarly.count + extra)
+        for id in committedNodes + Array(writtenEarly) + (extensionPage.map { [$0] } ?? []) {
             guard let checksum = writtenChecksums[id] else {
                 throw ArborError.internalInconsistency("page \(id) was written without a checksum")
             }
@@ -131,14 +130,35 @@ extension WriteTransaction {
         extensionPage = id
     }
 
+    /// Writes every dirty node, in page order, and returns the images the shared cache keeps
+    /// (as many of the last ones as it holds). Nodes are released a batch at a time as they are
+    /// written, so a large commit does not hold its nodes and their images at once.
+    private func writeDirtyNodes() throws -> [Page] {
+        committedNodes = dirty.keys.sorted()
+        let firstKept = max(0, committedNodes.count - database.cache.capacityBytes / pageSize)
+        var images: [Page] = []
+        let batch = 256
+        for start in stride(from: 0, to: committedNodes.count, by: batch) {
+            let ids = committedNodes[start..<min(start + batch, committedNodes.count)]
+            var nodes: [(PageID, Node)] = []
+            nodes.reserveCapacity(ids.count)
+            for id in ids {
+                guard let node = dirty.removeValue(forKey: id) else {
+                    throw ArborError.internalInconsistency("dirty page \(id) vanished before the commit wrote it")
+                }
+                nodes.append((id, node))
+            }
+            images += try writeNodes(nodes, keepingImagesFrom: max(0, firstKept - start))
+        }
+        return images
+    }
+
     /// Serializes nodes and writes them, coalescing consecutive page numbers into one write.
-    /// With `keepImages`, returns written pages for the shared cache — only as many as it can
-    /// hold, so a large commit does not copy every page a second time.
+    /// Returns the images of the nodes from index `firstKept` on, for the shared cache.
     @discardableResult
-    func writeNodes(_ nodes: [(PageID, Node)], keepImages: Bool) throws -> [Page] {
+    func writeNodes(_ nodes: [(PageID, Node)], keepingImagesFrom firstKept: Int) throws -> [Page] {
         var images: [Page] = []
         guard !nodes.isEmpty else { return images }
-        let firstKept = keepImages ? max(0, nodes.count - database.cache.capacityBytes / pageSize) : nodes.count
         let runLimit = 64
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize * runLimit, alignment: 8)
         defer { buffer.deallocate() }

@@ -18,6 +18,8 @@ public final class WriteTransaction: Transaction {
     /// The header checksum of every page image this transaction wrote, by page: the meta page
     /// lists them (see `CommitPlan`).
     var writtenChecksums: [PageID: UInt32] = [:]
+    /// The pages of the nodes the commit wrote, in page order (see `writeDirtyNodes`).
+    var committedNodes: [PageID] = []
     /// The free last page written to extend the file (see `writeExtensionPage`).
     var extensionPage: PageID?
     /// Every page allocated by this transaction and not freed again.
@@ -325,7 +327,7 @@ public final class WriteTransaction: Transaction {
         // 8 bytes a cell for where keys and values end: up to a quarter more with small keys.
         guard dirty.count * pageSize * 5 / 4 > database.options.maxDirtyBytes else { return }
         let leaves = dirty.filter { $0.value.isLeaf }.sorted { $0.key < $1.key }
-        try writeNodes(leaves.map { ($0.key, $0.value) }, keepImages: false)
+        try writeNodes(leaves.map { ($0.key, $0.value) }, keepingImagesFrom: leaves.count)
         for (id, _) in leaves {
             dirty[id] = nil
             writtenEarly.insert(id)
