@@ -61,6 +61,9 @@ extension Database {
     private func syncHoldingWriterLock() throws {
         // After a failed meta page write, the newest commit may be torn: nothing to vouch for.
         if state.withLock({ $0.poisoned }) { throw ArborError.needsReopen }
+        // A commit whose meta page waits for a running group sync: that sync's runner covers it.
+        let unwritten = state.withLock { $0.unwrittenMeta }
+        if unwritten != 0 { return try awaitDurable(unwritten) }
         // The newest commit on disk, this process's or another's: the sync covers it.
         let meta = try refreshMetaForWriter()
         do {
@@ -128,6 +131,11 @@ extension Database {
         func plan(durable: UInt64, slot: PageID, carried: [CommitPage]) -> CommitPlan {
             CommitPlan(slot: slot, reuse: PageReuse(protecting: readers + [durable...durable, newReaders]),
                        durableTxid: durable, carried: carried)
+        }
+        // `current`'s meta page waits for a running group sync (it is not on disk yet): plan
+        // against the newest durable commit, listing `current`'s pages again.
+        if let durable = state.withLock({ $0.unwrittenMeta != 0 && $0.unwrittenMeta == current.txid ? $0.durable : nil }) {
+            return plan(durable: durable.txid, slot: durable.slot ^ 1, carried: current.commitPages)
         }
         if isKnownDurable(current) { return plan(durable: current.txid, slot: current.slot ^ 1, carried: []) }
         if let durable = durableMetaBeside(current) {

@@ -24,15 +24,17 @@ extension Database {
         state.withLock { $0.groupTxid = max($0.groupTxid, txid) }
     }
 
-    /// Writes `meta` — the commit that follows `base` — to its meta page and, when `sync` is
-    /// true, syncs, with no group commit sync running meanwhile; returns it as written (slot and
-    /// checksum). When a group commit sync made `base` durable after the commit was planned to
-    /// overwrite `base`'s meta page, writes the other one: the newest durable meta page is never
-    /// overwritten.
-    func writeMetaPage(_ meta: Meta, over base: Meta, sync: Bool) throws -> Meta {
+    /// Writes `meta` to its meta page and, when `sync` is true, syncs, with no group commit sync
+    /// running meanwhile; returns it as written (slot and checksum). `plannedDurable` is the
+    /// durable commit its plan protected, in the other meta page: when a group commit sync made
+    /// a newer commit durable since, in the meta page the commit was planned to overwrite, the
+    /// other one is written instead. The newest durable meta page is never overwritten.
+    func writeMetaPage(_ meta: Meta, plannedDurable: UInt64, sync: Bool) throws -> Meta {
         try metaWrites.withLock { newest in
             var meta = meta
-            if meta.slot == base.slot, isKnownDurable(base) { meta.slot = base.slot ^ 1 }
+            if let durable = state.withLock({ $0.durable }), durable.txid > plannedDurable, durable.slot == meta.slot {
+                meta.slot ^= 1
+            }
             let image = meta.image(number: meta.slot)
             meta.checksum = image.withUnsafeBytes { $0.u32(PageHeader.checksum) }
             try image.withUnsafeBytes { try file.write($0, at: UInt64(meta.slot) * UInt64(pageSize)) }
@@ -51,20 +53,35 @@ extension Database {
         registry.unlockWriter(keepingFileLock: state.withLock { $0.isGroupWaiting })
     }
 
-    /// Waits until commit `txid`, written without a sync, is durable: leads the sync when nobody
-    /// is queued to commit after it, else waits for them (at most `groupWait`, then leads).
+    /// Leaves the meta page of `.full` commit `meta` to the group sync running now, if one is:
+    /// that sync's runner writes the newest such meta page once the sync returns, then syncs it
+    /// (see `syncWaitingCommits`). Records the commit as `finishCommit` does an unsynced one.
+    /// Returns false when no sync runs (the caller writes the meta page itself).
+    func deferMetaPage(_ meta: Meta, plannedDurable: UInt64) -> Bool {
+        state.withLock { state in
+            guard state.syncInFlight, !state.poisoned else { return false }
+            state.deferredMeta = (meta, plannedDurable)
+            state.unwrittenMeta = meta.txid
+            state.meta = meta
+            state.lastCommit = (meta.txid, meta.checksum)
+            state.hasUnsyncedCommit = true
+            state.unsyncedCommits += 1
+            return true
+        }
+    }
+
+    /// Waits until commit `txid` is durable: leads the sync when nobody is queued to commit
+    /// after it and no sync runs, else waits for them (at most `groupWait`, then leads).
     /// - Throws: `needsReopen` when the sync that should cover it failed.
     func awaitDurable(_ txid: UInt64) throws {
         let signal = DispatchSemaphore(value: 0)
-        let waits = state.withLock { state -> Bool in
-            guard !state.poisoned, state.durableTxid < txid else { return false }
-            guard state.queuedWriters > 0, state.groupTxid < state.durableTxid + Self.maxGroupCommits else { return false }
+        let (registered, leads) = state.withLock { state -> (Bool, Bool) in
+            guard !state.poisoned, state.durableTxid < txid else { return (false, false) }
             state.durabilityWaiters.append((txid, signal))
-            return true
+            let queued = state.queuedWriters > 0 && state.groupTxid < state.durableTxid + Self.maxGroupCommits
+            return (true, !queued && !state.syncInFlight)
         }
-        if !waits {
-            syncWaitingCommits()
-        } else if signal.wait(timeout: .now() + Self.groupWait) == .timedOut {
+        if registered, leads || signal.wait(timeout: .now() + Self.groupWait) == .timedOut {
             syncWaitingCommits()
             signal.wait()
         }
@@ -75,10 +92,52 @@ extension Database {
         if let failure { throw failure }
     }
 
-    /// Syncs the newest meta page this process wrote (with every page before it) and wakes the
-    /// commits it covers. Called while commits wait (this process keeps the lock file's writer
-    /// lock); a failed sync poisons the database (and wakes every waiting commit).
-    private func syncWaitingCommits() {
+    /// Runs group syncs until no commit waits for one, unless another thread runs them already:
+    /// syncs the newest meta page this process wrote (with every page before it), wakes the
+    /// commits it covers, then writes the newest meta page deferred meanwhile and syncs again.
+    /// Commits arriving during a sync thus all share the next one. A failed write or sync
+    /// poisons the database (and wakes every waiting commit).
+    func syncWaitingCommits() {
+        let runs = state.withLock { state -> Bool in
+            guard !state.syncInFlight else { return false }
+            state.syncInFlight = true
+            return true
+        }
+        guard runs else { return }
+        while true {
+            syncNewestMetaPage()
+            let next = state.withLock { state -> (meta: Meta, plannedDurable: UInt64)? in
+                guard !state.poisoned, let deferred = state.deferredMeta else {
+                    state.syncInFlight = false
+                    state.deferredMeta = nil
+                    return nil
+                }
+                state.deferredMeta = nil
+                return deferred
+            }
+            guard let next else { break }
+            do {
+                let written = try writeMetaPage(next.meta, plannedDurable: next.plannedDurable, sync: false)
+                state.withLock { state in
+                    if state.meta.txid == written.txid {
+                        state.meta = written
+                        state.lastCommit = (written.txid, written.checksum)
+                    }
+                    if state.unwrittenMeta <= written.txid { state.unwrittenMeta = 0 }
+                }
+            } catch {
+                state.withLock {
+                    $0.groupSyncFailure = error
+                    $0.syncInFlight = false
+                }
+                poison()
+                break
+            }
+        }
+        if !state.withLock({ $0.isGroupWaiting }) { registry.releaseKeptFileLock() }
+    }
+
+    private func syncNewestMetaPage() {
         enum Outcome { case synced(Meta), notNeeded, failed(any Error) }
         let outcome: Outcome = metaWrites.withLock { newest in
             guard let newest, state.withLock({ $0.durableTxid < newest.txid && !$0.poisoned }) else { return .notNeeded }
@@ -96,6 +155,5 @@ extension Database {
             poison()
         case .notNeeded: break
         }
-        if !state.withLock({ $0.isGroupWaiting }) { registry.releaseKeptFileLock() }
     }
 }

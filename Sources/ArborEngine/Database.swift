@@ -64,6 +64,13 @@ public final class Database: Sendable {
         /// Why a group commit's sync failed (what its waiting commits throw).
         var groupSyncFailure: (any Error)?
         var durabilityWaiters: [(txid: UInt64, signal: DispatchSemaphore)] = []
+        /// A group sync is running (its runner then writes and syncs `deferredMeta`, if any).
+        var syncInFlight = false
+        /// The newest `.full` commit that arrived during a group sync: its meta page waits for
+        /// that sync (see `Database+GroupCommit.swift`), with the durable commit its plan protected.
+        var deferredMeta: (meta: Meta, plannedDurable: UInt64)?
+        /// The id of the newest commit whose meta page is not written yet (0: none).
+        var unwrittenMeta: UInt64 = 0
         /// The freelist entries the last writer found pinned (see `loadFreelistEntry`).
         var freelistHint: FreelistHint?
         /// The meta page passed over on open was overwritten (see `retireRejectedMeta`).

@@ -50,6 +50,7 @@ extension WriteTransaction {
             // Every earlier commit is on disk now too: keep the snapshot's meta page.
             durable = meta
             plan.slot = meta.slot ^ 1
+            plan.durableTxid = meta.txid
             listed = []
         }
         var newMeta = Meta(
@@ -61,17 +62,22 @@ extension WriteTransaction {
         case .deferredMetaSync: false
         case .normal(let schedule): database.unsyncedCommits(after: durable) + 1 >= schedule.commits
         }
-        do {
-            newMeta = try database.writeMetaPage(newMeta, over: meta, sync: syncsMeta)
-            if syncsMeta { durable = newMeta }
-        } catch {
-            database.poison()
-            throw error
+        // A `.full` commit arriving during a group sync leaves its meta page to that sync's
+        // runner, who writes the newest such one once the sync returns and syncs it.
+        let deferred = durability == .full && durable == nil && database.deferMetaPage(newMeta, plannedDurable: plan.durableTxid)
+        if !deferred {
+            do {
+                newMeta = try database.writeMetaPage(newMeta, plannedDurable: plan.durableTxid, sync: syncsMeta)
+                if syncsMeta { durable = newMeta }
+            } catch {
+                database.poison()
+                throw error
+            }
         }
         // Only now may other transactions see the new pages: refresh the shared cache.
         for id in writtenEarly { database.cache.remove(id) }
         for page in written { database.cache.insert(page) }
-        database.finishCommit(newMeta, durable: durable)
+        if !deferred { database.finishCommit(newMeta, durable: durable) }
         if let pinnedFreelist { database.noteFreelistHint(pinnedFreelist) }
         guard durability == .full, durable?.txid != newMeta.txid else { return nil }
         database.joinGroup(newMeta.txid)
