@@ -33,9 +33,15 @@ extension WriteTransaction {
             box.info = TreeInfo(root: id, depth: 1, count: 1)
             return nil
         }
-        if let hint = leafHint, hint.covers(key, in: box), dirty[hint.id] === hint.node {
-            var replaced: LeafValue?
-            if insertIfItFits(box, hint.node, key, value, replaced: &replaced) { return replaced }
+        if let hint = leafHint {
+            if hint.covers(key, in: box), dirty[hint.id] === hint.node {
+                var replaced: LeafValue?
+                if insertIfItFits(box, hint.node, key, value, replaced: &replaced) {
+                    leafHintMisses = 0
+                    return replaced
+                }
+            }
+            leafHintMisses += 1
         }
         leafHint = nil
         let path = try touchPath(box, key)
@@ -44,7 +50,16 @@ extension WriteTransaction {
         let old = place(key, value, in: leaf, at: index, found: found, box: box)
         let fits = leaf.byteSize <= pageSize
         try rebalance(box, path, appendedAtEnd: !found && index == leaf.count - 1, repairUnderflow: false)
-        if fits, let entry = path.last { leafHint = hint(for: box, path: path, leaf: entry) }
+        // Random keys miss every hint: after a few misses, build one only every 32nd insert,
+        // enough to notice when the keys turn sequential again.
+        if fits, let entry = path.last {
+            if leafHintMisses < 4 || skippedLeafHints >= 32 {
+                leafHint = hint(for: box, path: path, leaf: entry)
+                skippedLeafHints = 0
+            } else {
+                skippedLeafHints += 1
+            }
+        }
         return old
     }
 

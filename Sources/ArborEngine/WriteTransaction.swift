@@ -47,6 +47,9 @@ public final class WriteTransaction: Transaction {
     /// The leaf the last insert changed without restructuring, for the next insert (see
     /// `LeafHint`); cleared by every split, merge or redistribution.
     var leafHint: LeafHint?
+    /// Inserts in a row whose hint did not cover their key (see `insert`).
+    var leafHintMisses = 0
+    var skippedLeafHints = 0
 
     init(database: Database, meta: Meta, plan: CommitPlan) {
         self.plan = plan
