@@ -33,7 +33,8 @@ public struct PageDump: Sendable {
             if type == .meta {
                 let meta = try Meta.decode(raw, number: page)
                 return PageDump(page: page, type: .meta, level: 0, transactionID: meta.txid, link: 0, cells: [],
-                                usedBytes: Meta.Offset.commitPages + 8 * meta.commitPages.count, size: raw.count)
+                                usedBytes: Meta.Offset.commitPages + 8 * meta.commitPages.count + 20 * meta.inlineFree.count,
+                                size: raw.count)
             }
             let decoded = type == .compressedLeaf
                 ? try CompressedLeaf.decode(id: page, image: raw)
