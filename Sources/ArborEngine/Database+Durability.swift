@@ -117,10 +117,26 @@ struct CommitPlan {
 }
 
 extension Database {
-    /// Plans the commit that follows `current`, syncing first when no meta page is known to be
+    /// Plans the commit that follows `base`, syncing first when no meta page is known to be
     /// durable (a file just opened, or another process's unsynced commit over a state this
-    /// process cannot vouch for). Called with the writer lock held.
-    func planCommit(after current: Meta) throws -> CommitPlan {
+    /// process cannot vouch for). Called with the writer lock held. A group sync's runner may
+    /// have written `base`'s deferred meta page since it was read: `base` becomes that state as
+    /// written (slot and checksum).
+    func planCommit(after base: inout Meta) throws -> CommitPlan {
+        func read() -> (current: Meta, unwritten: Bool, durable: (txid: UInt64, checksum: UInt32, slot: PageID)?) {
+            state.withLock { state in
+                (state.meta.txid == base.txid ? state.meta : base, state.unwrittenMeta != 0 && state.unwrittenMeta == base.txid, state.durable)
+            }
+        }
+        var snapshot = read()
+        if snapshot.unwritten, snapshot.durable == nil {
+            // No durable commit to plan against: let the runner write and sync it first.
+            try awaitDurable(base.txid)
+            snapshot = read()
+        }
+        let current = snapshot.current
+        let pendingDurable = snapshot.unwritten ? snapshot.durable : nil
+        base = current
         try retireRejectedMeta(current: current)
         let readers = try registry.readerSnapshots()
         // New readers take the readable commit (behind `current` while a group waits for its
@@ -134,7 +150,7 @@ extension Database {
         }
         // `current`'s meta page waits for a running group sync (it is not on disk yet): plan
         // against the newest durable commit, listing `current`'s pages again.
-        if let durable = state.withLock({ $0.unwrittenMeta != 0 && $0.unwrittenMeta == current.txid ? $0.durable : nil }) {
+        if let durable = pendingDurable {
             return plan(durable: durable.txid, slot: durable.slot ^ 1, carried: current.commitPages)
         }
         if isKnownDurable(current) { return plan(durable: current.txid, slot: current.slot ^ 1, carried: []) }

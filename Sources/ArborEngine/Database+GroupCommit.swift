@@ -70,6 +70,14 @@ extension Database {
         }
     }
 
+    /// `meta` as its meta page holds it (slot and checksum), once on stable storage when that
+    /// page was left to a group sync's runner: waits for that runner's sync. Called holding the
+    /// writer lock, so no later commit replaces `meta` meanwhile.
+    func writtenMeta(_ meta: Meta) throws -> Meta {
+        if state.withLock({ $0.unwrittenMeta != 0 && $0.unwrittenMeta == meta.txid }) { try awaitDurable(meta.txid) }
+        return state.withLock { $0.meta.txid == meta.txid ? $0.meta : meta }
+    }
+
     /// Waits until commit `txid` is durable: leads the sync when nobody is queued to commit
     /// after it and no sync runs, else waits for them (at most `groupWait`, then leads).
     /// - Throws: `needsReopen` when the sync that should cover it failed.

@@ -244,8 +244,9 @@ public final class Database: Sendable {
         }
         state.withLock { $0.queuedWriters -= 1 }
         do {
-            let meta = try refreshMetaForWriter()
-            return WriteTransaction(database: self, meta: meta, plan: try planCommit(after: meta))
+            var meta = try refreshMetaForWriter()
+            let plan = try planCommit(after: &meta)
+            return WriteTransaction(database: self, meta: meta, plan: plan)
         } catch {
             releaseWriter()
             throw error

@@ -46,11 +46,13 @@ extension WriteTransaction {
         var listed = try commitPageList()
         var durable: Meta?
         if listed == nil || durability == .deferredMetaSync {
+            // The snapshot's meta page as written (a group sync's runner may still owe it).
+            let base = try database.writtenMeta(meta)
             try database.file.sync()
             // Every earlier commit is on disk now too: keep the snapshot's meta page.
-            durable = meta
-            plan.slot = meta.slot ^ 1
-            plan.durableTxid = meta.txid
+            durable = base
+            plan.slot = base.slot ^ 1
+            plan.durableTxid = base.txid
             listed = []
         }
         var newMeta = Meta(

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArborEngine
 
 /// The error a `SimulatedFile` throws when its planned crash point is reached.
@@ -41,10 +44,15 @@ public final class SimulatedFile: StorageFile, Sendable {
     }
 
     private let state: Locked<State>
+    /// How long `sync()` takes after it has made the earlier writes durable (a slow disk), in
+    /// microseconds: writes that other threads issue meanwhile stay unsynced, as on a real disk
+    /// they may. Widens the windows in which threads meet a running sync.
+    private let syncMicroseconds: UInt32
 
     /// A file whose durable contents are `bytes`.
-    public init(bytes: [UInt8] = [], crashAfter: Int? = nil) {
+    public init(bytes: [UInt8] = [], crashAfter: Int? = nil, syncMicroseconds: UInt32 = 0) {
         state = Locked(State(current: bytes, crashAfter: crashAfter))
+        self.syncMicroseconds = syncMicroseconds
     }
 
     /// Writes plus syncs performed so far (the crash points a workload offers).
@@ -100,6 +108,7 @@ public final class SimulatedFile: StorageFile, Sendable {
             state.writesAtLastSync = state.writes
             state.pending.removeAll()
         }
+        if syncMicroseconds > 0 { usleep(syncMicroseconds) }
     }
 
     public func size() throws -> UInt64 {

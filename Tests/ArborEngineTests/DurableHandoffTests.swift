@@ -24,16 +24,16 @@ struct DurableHandoffTests {
         for round in 1...20 {
             // a's full commit: durable on return, and b knows it without syncing.
             try a.update { tx in try tx.tree("t").put(Self.key(round), [UInt8(round)]) }
-            let afterA = try b.currentMeta()
+            var afterA = try b.currentMeta()
             #expect(b.isKnownDurable(afterA), "round \(round): a's full commit is not known durable to b")
-            let planB = try b.planCommit(after: afterA)
+            let planB = try b.planCommit(after: &afterA)
             #expect(planB.slot == afterA.slot ^ 1 && planB.durableTxid == afterA.txid)
             // b's deferred commit: its meta page is not synced, so a must not take it for durable
             // and must write over it, keeping the meta page of the commit before.
             try b.update { tx in try tx.tree("t").put(Self.key(1000 + round), [UInt8(round)]) }
-            let afterB = try a.currentMeta()
+            var afterB = try a.currentMeta()
             #expect(!a.isKnownDurable(afterB), "round \(round): b's deferred commit taken for durable")
-            let planA = try a.planCommit(after: afterB)
+            let planA = try a.planCommit(after: &afterB)
             #expect(planA.slot == afterB.slot && planA.durableTxid == afterB.txid - 1)
         }
         let reopened = try Database.open(path: path)

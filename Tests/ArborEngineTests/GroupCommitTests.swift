@@ -69,6 +69,48 @@ struct GroupCommitTests {
         #expect(db.checkIntegrity().isSound)
     }
 
+    /// Commits of more pages than a meta page lists sync their pages first and treat the
+    /// snapshot's meta page as durable: among small commits whose meta pages a running sync's
+    /// runner still owes, every commit of either kind is durable on return, and a power cut
+    /// at the end (in every crash model) keeps them all.
+    @Test("large commits among deferred small ones stay durable and the file sound")
+    func largeCommitsAmongDeferredOnes() throws {
+        // A slow sync: small commits arrive while it runs and leave their meta pages to it.
+        let file = SimulatedFile(syncMicroseconds: 2_000)
+        let db = try Database.open(file: file)
+        try db.update { tx in _ = try tx.createTree("t") }
+        let failures = Locked<[String]>([])
+        Self.onThreads(4) { thread in
+            for number in 0..<(thread == 0 ? 6 : 60) {
+                do {
+                    try db.update { tx in
+                        let tree = try tx.tree("t")
+                        // Thread 0: about 330 leaves a commit, past the 256 pages a meta page lists.
+                        for index in 0..<(thread == 0 ? 2_000 : 1) {
+                            try tree.put(Self.key(thread: thread, number: number * 10_000 + index), [UInt8](repeating: UInt8(thread), count: thread == 0 ? 600 : 8))
+                        }
+                    }
+                    for mode in CrashMode.allCases where thread == 0 || number % 10 == 0 {
+                        if try !Self.keysAfterPowerCut(file, mode: mode, seed: UInt64(number)).contains(Self.key(thread: thread, number: number * 10_000)) {
+                            failures.withLock { $0.append("thread \(thread) commit \(number) not durable on return (\(mode))") }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("thread \(thread) commit \(number): \(error)") }
+                    return
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(5))")
+        for (index, mode) in CrashMode.allCases.enumerated() {
+            let image = file.crashImage(mode: mode, seed: UInt64(index))
+            let reopened = try Database.open(file: SimulatedFile(bytes: image))
+            #expect(try reopened.view { try $0.tree("t").count } == 6 * 2_000 + 3 * 60, "\(mode)")
+            #expect(reopened.checkIntegrity().isSound, "\(mode)")
+        }
+        #expect(db.checkIntegrity().isSound)
+    }
+
     @Test("a waiting commit does not wait for a next writer that waits for it")
     func nextWriterBlockedOnWaitingCommit() throws {
         let file = SimulatedFile()
