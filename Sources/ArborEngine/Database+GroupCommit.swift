@@ -90,7 +90,7 @@ extension Database {
             return (true, !queued && !state.syncInFlight)
         }
         if registered, leads || signal.wait(timeout: .now() + Self.groupWait) == .timedOut {
-            syncWaitingCommits()
+            syncWaitingCommits(returningWhenDurable: txid)
             signal.wait()
         }
         let failure = state.withLock { state -> (any Error)? in
@@ -103,46 +103,61 @@ extension Database {
     /// Runs group syncs until no commit waits for one, unless another thread runs them already:
     /// syncs the newest meta page this process wrote (with every page before it), wakes the
     /// commits it covers, then writes the newest meta page deferred meanwhile and syncs again.
-    /// Commits arriving during a sync thus all share the next one. A failed write or sync
-    /// poisons the database (and wakes every waiting commit).
-    func syncWaitingCommits() {
+    /// Commits arriving during a sync thus all share the next one. Once commit
+    /// `returningWhenDurable` is durable, the caller returns and a background thread carries on,
+    /// so no commit waits for syncs that cover only later ones. A failed write or sync poisons
+    /// the database (and wakes every waiting commit).
+    func syncWaitingCommits(returningWhenDurable txid: UInt64? = nil) {
         let runs = state.withLock { state -> Bool in
             guard !state.syncInFlight else { return false }
             state.syncInFlight = true
             return true
         }
-        guard runs else { return }
+        if runs { runSyncLoop(returningWhenDurable: txid) }
+    }
+
+    private func runSyncLoop(returningWhenDurable txid: UInt64?) {
+        enum Step { case done, handOff, write(Meta, plannedDurable: UInt64) }
         while true {
             syncNewestMetaPage()
-            let next = state.withLock { state -> (meta: Meta, plannedDurable: UInt64)? in
+            let step = state.withLock { state -> Step in
                 guard !state.poisoned, let deferred = state.deferredMeta else {
                     state.syncInFlight = false
                     state.deferredMeta = nil
-                    return nil
+                    return .done
                 }
+                if let txid, state.durableTxid >= txid { return .handOff }  // still in flight
                 state.deferredMeta = nil
-                return deferred
+                return .write(deferred.meta, plannedDurable: deferred.plannedDurable)
             }
-            guard let next else { break }
-            do {
-                let written = try writeMetaPage(next.meta, plannedDurable: next.plannedDurable, sync: false)
-                state.withLock { state in
-                    if state.meta.txid == written.txid {
-                        state.meta = written
-                        state.lastCommit = (written.txid, written.checksum)
+            switch step {
+            case .done:
+                if !state.withLock({ $0.isGroupWaiting }) { registry.releaseKeptFileLock() }
+                return
+            case .handOff:
+                DispatchQueue.global(qos: .userInitiated).async { [self] in runSyncLoop(returningWhenDurable: nil) }
+                return
+            case .write(let meta, let plannedDurable):
+                do {
+                    let written = try writeMetaPage(meta, plannedDurable: plannedDurable, sync: false)
+                    state.withLock { state in
+                        if state.meta.txid == written.txid {
+                            state.meta = written
+                            state.lastCommit = (written.txid, written.checksum)
+                        }
+                        if state.unwrittenMeta <= written.txid { state.unwrittenMeta = 0 }
                     }
-                    if state.unwrittenMeta <= written.txid { state.unwrittenMeta = 0 }
+                } catch {
+                    state.withLock {
+                        $0.groupSyncFailure = error
+                        $0.syncInFlight = false
+                    }
+                    poison()
+                    if !state.withLock({ $0.isGroupWaiting }) { registry.releaseKeptFileLock() }
+                    return
                 }
-            } catch {
-                state.withLock {
-                    $0.groupSyncFailure = error
-                    $0.syncInFlight = false
-                }
-                poison()
-                break
             }
         }
-        if !state.withLock({ $0.isGroupWaiting }) { registry.releaseKeptFileLock() }
     }
 
     private func syncNewestMetaPage() {
