@@ -123,10 +123,8 @@ extension Database {
     /// have written `base`'s deferred meta page since it was read: `base` becomes that state as
     /// written (slot and checksum).
     func planCommit(after base: inout Meta) throws -> CommitPlan {
-        func read() -> (current: Meta, unwritten: Bool, durable: (txid: UInt64, checksum: UInt32, slot: PageID)?) {
-            state.withLock { state in
-                (state.meta.txid == base.txid ? state.meta : base, state.unwrittenMeta != 0 && state.unwrittenMeta == base.txid, state.durable)
-            }
+        func read() -> (current: Meta, unwritten: Bool, durable: (txid: UInt64, checksum: UInt32, slot: PageID)?, readable: UInt64) {
+            state.withLock { ($0.asWritten(base), $0.isUnwritten(base.txid), $0.durable, $0.readable.txid) }
         }
         var snapshot = read()
         if snapshot.unwritten, snapshot.durable == nil {
@@ -141,7 +139,7 @@ extension Database {
         let readers = try registry.readerSnapshots()
         // New readers take the readable commit (behind `current` while a group waits for its
         // sync) or the one the lock file publishes, both moving up to `current`.
-        let readable = state.withLock { $0.readable.txid }
+        let readable = snapshot.readable
         let published = registry.lockFile?.publishedCommit() ?? readable
         let newReaders = min(readable, published, current.txid)...current.txid
         func plan(durable: UInt64, slot: PageID, carried: [CommitPage]) -> CommitPlan {
@@ -179,8 +177,7 @@ extension Database {
            rejected.slot != current.slot {
             var copy = current
             copy.slot = rejected.slot
-            try copy.image(number: copy.slot).withUnsafeBytes { try file.write($0, at: UInt64(copy.slot) * UInt64(pageSize)) }
-            try file.sync()
+            _ = try writeMetaPage(copy, plannedDurable: current.txid, sync: true)
             noteDurable(current)
         }
         state.withLock { $0.rejectedMetaRetired = true }

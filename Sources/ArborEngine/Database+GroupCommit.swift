@@ -9,7 +9,9 @@ import Dispatch
 /// waits for the last of them to lead it. So the next writers build their commits while a sync
 /// runs, and every commit that met them shares it. Syncs run under `metaWrites`, the lock every
 /// meta page write of the process takes, and while a group waits this process keeps the lock
-/// file's writer lock between its writers: no meta page changes during a sync.
+/// file's writer lock between its writers: no meta page changes during a sync. A commit that
+/// completes during a sync therefore defers its meta page to that sync's runner, which writes the
+/// newest deferred one when the sync returns and syncs again (`syncWaitingCommits`).
 ///
 /// A waiting commit whose group has not synced after `groupWait` leads a sync itself. This bounds
 /// its wait when the next writer is slow (or waits for something the waiting thread holds) to
@@ -55,17 +57,15 @@ extension Database {
 
     /// Leaves the meta page of `.full` commit `meta` to the group sync running now, if one is:
     /// that sync's runner writes the newest such meta page once the sync returns, then syncs it
-    /// (see `syncWaitingCommits`). Records the commit as `finishCommit` does an unsynced one.
+    /// (see `syncWaitingCommits`). Records the commit as `finishCommit` does an unsynced one, in
+    /// the same lock as the deferral, so the runner never sees one without the other.
     /// Returns false when no sync runs (the caller writes the meta page itself).
     func deferMetaPage(_ meta: Meta, plannedDurable: UInt64) -> Bool {
         state.withLock { state in
             guard state.syncInFlight, !state.poisoned else { return false }
             state.deferredMeta = (meta, plannedDurable)
             state.unwrittenMeta = meta.txid
-            state.meta = meta
-            state.lastCommit = (meta.txid, meta.checksum)
-            state.hasUnsyncedCommit = true
-            state.unsyncedCommits += 1
+            _ = state.recordCommit(meta, durable: nil, durability: options.durability)  // not published: unsynced
             return true
         }
     }
@@ -74,8 +74,8 @@ extension Database {
     /// page was left to a group sync's runner: waits for that runner's sync. Called holding the
     /// writer lock, so no later commit replaces `meta` meanwhile.
     func writtenMeta(_ meta: Meta) throws -> Meta {
-        if state.withLock({ $0.unwrittenMeta != 0 && $0.unwrittenMeta == meta.txid }) { try awaitDurable(meta.txid) }
-        return state.withLock { $0.meta.txid == meta.txid ? $0.meta : meta }
+        if state.withLock({ $0.isUnwritten(meta.txid) }) { try awaitDurable(meta.txid) }
+        return state.withLock { $0.asWritten(meta) }
     }
 
     /// Waits until commit `txid` is durable: leads the sync when nobody is queued to commit

@@ -79,6 +79,29 @@ public final class Database: Sendable {
         var isGroupWaiting: Bool { !poisoned && groupTxid > durableTxid }
         /// The id of the newest commit known durable (0: none).
         var durableTxid: UInt64 { durable?.txid ?? 0 }
+
+        /// Whether commit `txid`'s meta page waits for a group sync's runner (not on disk yet).
+        func isUnwritten(_ txid: UInt64) -> Bool { unwrittenMeta != 0 && unwrittenMeta == txid }
+
+        /// `commit` as its meta page holds it (slot and checksum) when the runner has written it.
+        func asWritten(_ commit: Meta) -> Meta { meta.txid == commit.txid ? meta : commit }
+
+        /// Records `commit` as the newest one; `durable`, when given, is the newest commit it
+        /// synced. Returns whether new readers see it now (a `.full` commit only once synced)
+        /// and whether a timed sync must be queued.
+        mutating func recordCommit(_ commit: Meta, durable: Meta?, durability: Durability) -> (publishes: Bool, schedulesSync: Bool) {
+            meta = commit
+            lastCommit = (commit.txid, commit.checksum)
+            // A group commit's sync may have covered it already.
+            let synced = durable?.txid == commit.txid || durableTxid >= commit.txid
+            hasUnsyncedCommit = !synced
+            unsyncedCommits = durable == nil ? unsyncedCommits + 1 : (durable?.txid == commit.txid ? 0 : 1)
+            let publishes = synced || durability != .full
+            if publishes { readable = commit }
+            guard hasUnsyncedCommit, !syncScheduled, durability.syncInterval != nil else { return (publishes, false) }
+            syncScheduled = true
+            return (publishes, true)
+        }
     }
 
     let file: StorageFile
@@ -328,19 +351,7 @@ public final class Database: Sendable {
     /// A `.full` commit left to its group's sync stays invisible to new readers (here and, through
     /// the lock file, in other processes) until that sync: `noteDurable` publishes it.
     func finishCommit(_ meta: Meta, durable: Meta?) {
-        let (publishes, schedulesSync) = state.withLock { state -> (Bool, Bool) in
-            state.meta = meta
-            state.lastCommit = (meta.txid, meta.checksum)
-            // A group commit's sync may have covered it already.
-            let synced = durable?.txid == meta.txid || state.durableTxid >= meta.txid
-            state.hasUnsyncedCommit = !synced
-            state.unsyncedCommits = durable == nil ? state.unsyncedCommits + 1 : (durable?.txid == meta.txid ? 0 : 1)
-            let publishes = synced || options.durability != .full
-            if publishes { state.readable = meta }
-            guard state.hasUnsyncedCommit, !state.syncScheduled, options.durability.syncInterval != nil else { return (publishes, false) }
-            state.syncScheduled = true
-            return (publishes, true)
-        }
+        let (publishes, schedulesSync) = state.withLock { $0.recordCommit(meta, durable: durable, durability: options.durability) }
         if publishes { registry.lockFile?.publishCommit(meta.txid) }
         if let durable { noteDurable(durable) }
         if schedulesSync { scheduleSync() }

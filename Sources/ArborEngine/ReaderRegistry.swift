@@ -160,9 +160,11 @@ final class ReaderRegistry: Sendable {
 /// The lock file beside a store (`<path>-lock`): the cross-process writer lock and reader table.
 ///
 /// Layout: bytes 0–7 magic `ARBORLCK`, 8–15 the last committed transaction id, 16–19 the slot
-/// count, 24–31 and 32–39 the newest synced commit (its id and meta page checksum); slot `i` at 64 + 16·i holds (UInt64 snapshot txid or 0, UInt64 pid). A process owns
-/// one slot while it has the database open and proves it is alive by holding an open-file-
-/// description (OFD) write lock on byte `livenessBase + i`; a slot whose byte is unlocked is stale.
+/// count, 24–31 and 32–39 the newest synced commit (its id and meta page checksum); slot `i` at
+/// 64 + 16·i holds (UInt64 oldest snapshot txid or 0, UInt64 newest snapshot txid with bit 63
+/// set). A process owns one slot while it has the database open and proves it is alive by
+/// holding an open-file-description (OFD) write lock on byte `livenessBase + i`; a slot whose
+/// byte is unlocked is stale.
 /// Byte 0 is the writer lock, byte 1 guards slot claiming.
 ///
 /// The first page is mapped shared: the committed id and the slots are read and written with

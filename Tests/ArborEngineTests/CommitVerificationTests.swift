@@ -223,8 +223,7 @@ struct CommitVerificationTests {
         var image = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         for page in 0..<2 {
             image[page * 4096 + 32] = 2
-            let checksum = PageChecksum.compute(Array(image[(page * 4096 + 4)..<(page * 4096 + 4096)]))
-            withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { image[page * 4096 + i] = b } }
+            resealPage(&image, page: page)
         }
         let old = try Database.open(file: SimulatedFile(bytes: image))
         #expect(try old.info().formatVersion == 2)

@@ -40,6 +40,27 @@ struct GroupCommitTests {
         return failures.withLock { $0 }
     }
 
+    /// Reopens what the disk may hold after `file`'s crash, in every crash model: each thread's
+    /// commits present (commit `n` of thread `t` is key (t, n·`keyStride`)) form a prefix of its
+    /// sequence holding every acknowledged one, and the file is sound. Returns the images checked.
+    static func checkCrashImages(of file: SimulatedFile, crashPoint: Int, acknowledged: [Int: Int],
+                                 commits: [Int], keyStride: Int) throws -> Int {
+        for (modeIndex, mode) in CrashMode.allCases.enumerated() {
+            let reopened = try Database.open(file: SimulatedFile(bytes: file.crashImage(mode: mode, seed: UInt64(crashPoint * 3 + modeIndex))))
+            let keys: Set<[UInt8]> = try reopened.view { tx in
+                try tx.treeNames().contains("t") ? Set(try tx.tree("t").entries().map(\.0)) : []
+            }
+            for (thread, count) in commits.enumerated() {
+                let present = (0..<count).filter { keys.contains(Self.key(thread: thread, number: $0 * keyStride)) }
+                #expect(present == Array(0..<present.count), "crash \(crashPoint) (\(mode)): thread \(thread) has a gap")
+                #expect(present.count >= acknowledged[thread, default: 0],
+                        "crash \(crashPoint) (\(mode)): thread \(thread) lost an acknowledged commit")
+            }
+            #expect(reopened.checkIntegrity().isSound, "crash \(crashPoint) (\(mode))")
+        }
+        return CrashMode.allCases.count
+    }
+
     /// Runs `body(thread)` on `count` threads of their own (not a pool that may run them one
     /// after another) and waits for all.
     static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
@@ -142,20 +163,8 @@ struct GroupCommitTests {
             let file = SimulatedFile(bytes: start, crashAfter: crashPoint, syncMicroseconds: 1_000)
             let acknowledged = Locked<[Int: Int]>([:])
             if let db = try? Database.open(file: file) { workload(db, acknowledged: acknowledged) }
-            let returned = acknowledged.withLock { $0 }
-            for (modeIndex, mode) in CrashMode.allCases.enumerated() {
-                let reopened = try Database.open(file: SimulatedFile(bytes: file.crashImage(mode: mode, seed: UInt64(crashPoint * 3 + modeIndex))))
-                let keys: Set<[UInt8]> = try reopened.view { tx in
-                    try tx.treeNames().contains("t") ? Set(try tx.tree("t").entries().map(\.0)) : []
-                }
-                for thread in 0..<3 {
-                    let present = (0..<commits[thread]).filter { keys.contains(Self.key(thread: thread, number: $0 * 10_000)) }
-                    #expect(present == Array(0..<present.count), "crash \(crashPoint) (\(mode)): thread \(thread) has a gap")
-                    #expect(present.count >= returned[thread, default: 0], "crash \(crashPoint) (\(mode)): thread \(thread) lost an acknowledged commit")
-                }
-                #expect(reopened.checkIntegrity().isSound, "crash \(crashPoint) (\(mode))")
-                tried += 1
-            }
+            tried += try Self.checkCrashImages(of: file, crashPoint: crashPoint, acknowledged: acknowledged.withLock { $0 },
+                                               commits: commits, keyStride: 10_000)
         }
         #expect(tried >= 60)
     }
@@ -238,23 +247,8 @@ struct GroupCommitTests {
                     }
                 }
             } catch {}
-            let returned = acknowledged.withLock { $0 }
-            for (modeIndex, mode) in CrashMode.allCases.enumerated() {
-                let image = file.crashImage(mode: mode, seed: UInt64(crashPoint * 3 + modeIndex))
-                let reopened = try Database.open(file: SimulatedFile(bytes: image))
-                let keys: Set<[UInt8]> = try reopened.view { tx in
-                    try tx.treeNames().contains("t") ? Set(try tx.tree("t").entries().map(\.0)) : []
-                }
-                for thread in 0..<3 {
-                    // Each thread's keys form a prefix of its sequence holding every acknowledged one.
-                    let present = (0..<40).filter { keys.contains(Self.key(thread: thread, number: $0)) }
-                    #expect(present == Array(0..<present.count), "crash \(crashPoint) (\(mode)): thread \(thread) has a gap")
-                    #expect(present.count >= returned[thread, default: 0],
-                            "crash \(crashPoint) (\(mode)): thread \(thread) lost an acknowledged commit")
-                }
-                #expect(reopened.checkIntegrity().isSound, "crash \(crashPoint) (\(mode))")
-                tried += 1
-            }
+            tried += try Self.checkCrashImages(of: file, crashPoint: crashPoint, acknowledged: acknowledged.withLock { $0 },
+                                               commits: [40, 40, 40], keyStride: 1)
         }
         #expect(tried >= 90)
     }

@@ -106,8 +106,7 @@ struct HostileFileTests {
         var newer = image
         for page in 0..<2 {
             newer[page * 4096 + 32] = 9  // format version 9
-            let checksum = PageChecksum.compute(Array(newer[(page * 4096 + 4)..<(page * 4096 + 4096)]))
-            withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { newer[page * 4096 + i] = b } }
+            resealPage(&newer, page: page)
         }
         #expect(throws: ArborError.unsupportedFormatVersion(found: 9, supported: 4)) {
             try Database.open(file: SimulatedFile(bytes: newer))
@@ -127,8 +126,7 @@ struct HostileFileTests {
         var damaged = image
         let base = Int(root) * 4096
         withUnsafeBytes(of: root.littleEndian) { for (i, b) in $0.enumerated() { damaged[base + 20 + i] = b } }
-        let checksum = PageChecksum.compute(Array(damaged[(base + 4)..<(base + 4096)]))
-        withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { damaged[base + i] = b } }
+        resealPage(&damaged, page: Int(root))
         let report = try Database.open(file: SimulatedFile(bytes: damaged)).checkIntegrity()
         #expect(!report.isSound)
         #expect(report.problems.contains { $0.page == root })

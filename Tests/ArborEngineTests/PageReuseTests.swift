@@ -202,9 +202,8 @@ struct InlineFreeTests {
         var image = file.currentBytes
         let offset = Int(meta.slot) * 4096 + Meta.Offset.inlineFree(pageSize: 4096)
         withUnsafeBytes(of: UInt32(1_000_000).littleEndian) { for (i, b) in $0.enumerated() { image[offset + i] = b } }
+        resealPage(&image, page: Int(meta.slot))
         let page = Int(meta.slot) * 4096
-        let checksum = PageChecksum.compute(Array(image[(page + 4)..<(page + 4096)]))
-        withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { image[page + i] = b } }
         let damaged = image[page..<(page + 4096)].withUnsafeBytes { raw -> String in
             do { _ = try Meta.decode(raw, number: meta.slot); return "accepted" } catch { return "\(error)" }
         }

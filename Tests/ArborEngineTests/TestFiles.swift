@@ -23,3 +23,10 @@ func fill(_ tree: Tree, count: Int, valueLength: Int = 40, start: Int = 0) throw
 }
 
 func key(_ index: Int) -> [UInt8] { TupleKey.encode([.int64(Int64(index))]) }
+
+/// Recomputes the checksum of page `page` (4 KiB pages) of a file image after a test edited it.
+func resealPage(_ image: inout [UInt8], page: Int) {
+    let base = page * 4096
+    let checksum = PageChecksum.compute(Array(image[(base + 4)..<(base + 4096)]))
+    withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { image[base + i] = b } }
+}
