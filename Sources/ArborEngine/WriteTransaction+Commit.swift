@@ -36,7 +36,7 @@ extension WriteTransaction {
         }
         try writeFreelist()
 
-        let written = try writeDirtyNodes()
+        let (written, uncached) = try writeDirtyNodes()
         // A page allocated at the end and freed again in this transaction is listed as free but
         // never written: write the last page so the file holds `pageCount` pages, and list it, so
         // a meta page whose extension was lost is passed over like any other incomplete commit.
@@ -78,6 +78,7 @@ extension WriteTransaction {
         }
         // Only now may other transactions see the new pages: refresh the shared cache.
         for id in writtenEarly { database.cache.remove(id) }
+        for id in uncached { database.cache.remove(id) }
         for page in written { database.cache.insert(page) }
         if !deferred { database.finishCommit(newMeta, durable: durable) }
         if let pinnedFreelist { database.noteFreelistHint(pinnedFreelist) }
@@ -138,13 +139,19 @@ extension WriteTransaction {
         extensionPage = id
     }
 
-    /// Writes every dirty node, in page order, and returns the images the shared cache keeps
-    /// (as many of the last ones as it holds). Nodes are released a batch at a time as they are
-    /// written, so a large commit does not hold its nodes and their images at once.
-    private func writeDirtyNodes() throws -> [Page] {
+    /// Writes every dirty node, in page order, and returns the images the shared cache keeps.
+    /// Nodes are released a batch at a time as they are written, so a large commit does not hold
+    /// its nodes and their images at once. A small commit's pages are all kept (the next
+    /// transactions read them again); a larger one keeps its branches only, since keeping an
+    /// import's every leaf would double its memory peak for pages the OS caches anyway. The
+    /// numbers of pages written but not kept are returned too: the cache may hold an image of
+    /// their previous contents (a reused page), which must go.
+    private func writeDirtyNodes() throws -> (kept: [Page], uncached: [PageID]) {
         committedNodes = dirty.keys.sorted()
-        let firstKept = max(0, committedNodes.count - database.cache.capacityBytes / pageSize)
-        var images: [Page] = []
+        let cachePages = database.cache.capacityBytes / pageSize
+        let keepsAll = committedNodes.count <= min(Self.smallCommitPages, cachePages)
+        var kept: [Page] = [], uncached: [PageID] = []
+        var branchesKept = 0
         let batch = 256
         for start in stride(from: 0, to: committedNodes.count, by: batch) {
             let ids = committedNodes[start..<min(start + batch, committedNodes.count)]
@@ -156,15 +163,29 @@ extension WriteTransaction {
                 }
                 nodes.append((id, node))
             }
-            images += try writeNodes(nodes, keepingImagesFrom: max(0, firstKept - start))
+            let images = try writeNodes(nodes) { _, node in
+                guard keepsAll || (!node.isLeaf && branchesKept < cachePages / 2) else { return false }
+                branchesKept += node.isLeaf ? 0 : 1
+                return true
+            }
+            kept += images
+            if images.count < nodes.count {
+                var next = 0
+                for (id, _) in nodes {
+                    if next < images.count, images[next].id == id { next += 1 } else { uncached.append(id) }
+                }
+            }
         }
-        return images
+        return (kept, uncached)
     }
 
+    /// The most pages a commit writes for all of them to stay in the cache.
+    static let smallCommitPages = 256
+
     /// Serializes nodes and writes them, coalescing consecutive page numbers into one write.
-    /// Returns the images of the nodes from index `firstKept` on, for the shared cache.
+    /// Returns the images of the nodes `keep` chooses, in order, for the shared cache.
     @discardableResult
-    func writeNodes(_ nodes: [(PageID, Node)], keepingImagesFrom firstKept: Int) throws -> [Page] {
+    func writeNodes(_ nodes: [(PageID, Node)], keep: (PageID, Node) -> Bool) throws -> [Page] {
         var images: [Page] = []
         guard !nodes.isEmpty else { return images }
         let runLimit = 64
@@ -185,7 +206,7 @@ extension WriteTransaction {
                 let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[(offset * pageSize)..<((offset + 1) * pageSize)])
                 node.serialize(into: slice, id: id, txid: txid)
                 writtenChecksums[id] = UnsafeRawBufferPointer(slice).u32(PageHeader.checksum)
-                if index + offset >= firstKept {
+                if keep(id, node) {
                     // Built by this transaction just now: no need to validate what we serialized.
                     images.append(Page.copy(id: id, image: UnsafeRawBufferPointer(slice)))
                 }

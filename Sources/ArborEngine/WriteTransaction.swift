@@ -330,7 +330,7 @@ public final class WriteTransaction: Transaction {
         // 8 bytes a cell for where keys and values end: up to a quarter more with small keys.
         guard dirty.count * pageSize * 5 / 4 > database.options.maxDirtyBytes else { return }
         let leaves = dirty.filter { $0.value.isLeaf }.sorted { $0.key < $1.key }
-        try writeNodes(leaves.map { ($0.key, $0.value) }, keepingImagesFrom: leaves.count)
+        try writeNodes(leaves.map { ($0.key, $0.value) }) { _, _ in false }
         for (id, _) in leaves {
             dirty[id] = nil
             writtenEarly.insert(id)

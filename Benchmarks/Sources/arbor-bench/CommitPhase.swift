@@ -15,6 +15,8 @@ struct CommitPhase: ParsableCommand {
     @Option var directory: String
     @Option(help: "When the store is missing, first insert this many random entries (for profiling on its own).")
     var prepare = 0
+    @Option(help: "Threads committing at once (`--commits` each), as the \"4 writers\" row does.")
+    var threads = 1
 
     func run() throws {
         if prepare > 0, engine == "arbor" {
@@ -30,7 +32,12 @@ struct CommitPhase: ParsableCommand {
                 _ = try side.insert(data, order: data.randomOrder, name: "random")
             }
         }
-        if engine == "arbor" {
+        if threads > 1 {
+            let seconds = engine == "arbor"
+                ? try ConcurrentCommits.arbor(ArborSide(directory: directory, cacheMiB: cacheMiB), threads: threads, commits: commits, name: "random")
+                : try ConcurrentCommits.sqlite(SQLiteSide(directory: directory, cacheMiB: cacheMiB), threads: threads, commits: commits, name: "random")
+            print(String(format: "%@: %d threads x %d commits in %.1f ms", engine, threads, commits, seconds * 1000))
+        } else if engine == "arbor" {
             _ = try ArborSide(directory: directory, cacheMiB: cacheMiB)
                 .smallCommits(commits, name: "random", durability: mode == "full" ? .full : .normal)
         } else {
