@@ -4,16 +4,19 @@
 /// Clean pages are read in place (`Page`); the first modification in a transaction copies a page
 /// into a `Node` under a newly allocated page number (copy-on-write), and commit serializes it.
 final class Node {
+    // A node belongs to one write transaction, used by one thread, and no method hands out a
+    // mutable access to its storage that outlives a call: the runtime's exclusivity check on
+    // every access (about a hundred instructions; several per insert) guards nothing here.
     /// 0 for a leaf; the height above the leaves for a branch.
-    var level: Int
+    @exclusivity(unchecked) var level: Int
     /// Leaf keys, or branch separators (`keys[i]` separates `children[i]` and `children[i + 1]`).
-    var keys: PackedBytes
+    @exclusivity(unchecked) var keys: PackedBytes
     /// Leaf values, parallel to `keys`.
-    var values: LeafValues
+    @exclusivity(unchecked) var values: LeafValues
     /// Branch children; `children.count == keys.count + 1`.
-    var children: [PageID]
+    @exclusivity(unchecked) var children: [PageID]
     /// Serialized size in bytes, header and slots included; kept current by the mutators.
-    private(set) var byteSize: Int
+    @exclusivity(unchecked) private(set) var byteSize: Int
 
     var isLeaf: Bool { level == 0 }
     var count: Int { keys.count }

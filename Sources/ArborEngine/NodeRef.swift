@@ -67,7 +67,9 @@ enum NodeRef {
 /// The state of one open tree inside a transaction, shared by its handles and cursors.
 final class TreeBox {
     let name: String
-    var info: TreeInfo
+    /// Read and updated by every insert (exempt from the runtime exclusivity check as `Node`'s
+    /// storage is: one transaction, one thread, no access outliving a call).
+    @exclusivity(unchecked) var info: TreeInfo
     /// Bumped on every modification so cursors can detect that they are stale.
     var version = 0
     var isDirty = false

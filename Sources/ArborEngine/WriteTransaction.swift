@@ -11,8 +11,10 @@ public final class WriteTransaction: Transaction {
     let txid: UInt64
     /// Next page number at the end of the file.
     var pageCount: UInt32
-    /// Modified tree nodes by (new) page number.
-    var dirty: [PageID: Node] = [:]
+    /// Modified tree nodes by (new) page number. Read on every step of every insert's path: like
+    /// `Node`'s storage, exempt from the runtime's exclusivity check (a transaction is used by
+    /// one thread, and no access to it outlives a call).
+    @exclusivity(unchecked) var dirty: [PageID: Node] = [:]
     /// Pages allocated by this transaction whose image is already on disk (spilled leaves, overflow pages).
     var writtenEarly: Set<PageID> = []
     /// The header checksum of every page image this transaction wrote, by page: the meta page
@@ -46,10 +48,10 @@ public final class WriteTransaction: Transaction {
     var failed = false
     /// The leaf the last insert changed without restructuring, for the next insert (see
     /// `LeafHint`); cleared by every split, merge or redistribution.
-    var leafHint: LeafHint?
+    @exclusivity(unchecked) var leafHint: LeafHint?
     /// Inserts in a row whose hint did not cover their key (see `insert`).
-    var leafHintMisses = 0
-    var skippedLeafHints = 0
+    @exclusivity(unchecked) var leafHintMisses = 0
+    @exclusivity(unchecked) var skippedLeafHints = 0
 
     init(database: Database, meta: Meta, plan: CommitPlan) {
         self.plan = plan
