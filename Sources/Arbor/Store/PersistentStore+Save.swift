@@ -65,11 +65,14 @@ final class SaveWriter {
 
     let store: PersistentStore
     let tx: WriteTransaction
-    var permanent: [ObjectID: ObjectID] = [:]
+    // The state below is touched for every row a save or batch request writes. A writer serves
+    // one save on one thread, and no access to it outlives a call: exempt from the runtime's
+    // exclusivity check (about a hundred instructions per access), as the engine's nodes are.
+    @exclusivity(unchecked) var permanent: [ObjectID: ObjectID] = [:]
     var counters: [String: Int64] = [:]
     var orderAssignments: [OrderKey: Int64] = [:]
     var appendCursors: [OwnerKey: Int64] = [:]
-    var written: [ObjectID: StoredRow] = [:]
+    @exclusivity(unchecked) var written: [ObjectID: StoredRow] = [:]
     /// Off for batch requests: nobody reads the rows back (a save's rows go to the row cache).
     var keepsWrittenRows = true
     var vanished: [ObjectID] = []
@@ -81,20 +84,20 @@ final class SaveWriter {
     /// Keyed by the index description (hashing its identity, not its tree's name, per row).
     /// Removals and additions stay in the order made (the last change to a key wins): a row
     /// inserted by one chunk of a batch and updated by a later one keeps only its new entry.
-    var indexChanges: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
+    @exclusivity(unchecked) var indexChanges: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
     /// The indexes of the entity last patched that its changed slots move (one batch update
     /// patches with the same slots throughout).
-    var patchedIndexes: (info: EntityInfo, changed: SlotMask, indexes: [EntityInfo.Index])?
+    @exclusivity(unchecked) var patchedIndexes: (info: EntityInfo, changed: SlotMask, indexes: [EntityInfo.Index])?
     /// Buffers for the keys and rows `writeRow` builds, reused from row to row.
-    var oldKeyBuffer: [UInt8] = []
-    var newKeyBuffer: [UInt8] = []
+    @exclusivity(unchecked) var oldKeyBuffer: [UInt8] = []
+    @exclusivity(unchecked) var newKeyBuffer: [UInt8] = []
     /// A unique index whose new entries are known to be unique already: a batch insert's
     /// conflict constraint, whose values were looked up before the rows were written.
     var resolvedUniqueIndex: EntityInfo.Index?
     /// Entries this writer added to unique indexes, for `checkUniqueness`.
-    var uniqueEntries: [ObjectIdentifier: (index: EntityInfo.Index, entries: [(key: [UInt8], id: ObjectID)])] = [:]
+    @exclusivity(unchecked) var uniqueEntries: [ObjectIdentifier: (index: EntityInfo.Index, entries: [(key: [UInt8], id: ObjectID)])] = [:]
     /// With `defersRowWrites`: rows to write, per row tree, applied with the index entries.
-    var rowWrites: [String: TreeChanges] = [:]
+    @exclusivity(unchecked) var rowWrites: [String: TreeChanges] = [:]
     /// Rows are collected and written by `flushIndexWrites` (a batch request, which reads no
     /// row it wrote) instead of at once (a save, which may read a row it wrote).
     var defersRowWrites = false
