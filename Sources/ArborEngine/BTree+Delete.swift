@@ -48,7 +48,7 @@ extension WriteTransaction {
         guard let leaf = path.last?.node else { throw ArborError.internalInconsistency("empty path") }
         let (index, found) = leaf.search(key)
         guard found else { return nil }
-        let old = leaf.values[index]
+        let old = leaf.value(at: index)
         leaf.removeLeaf(at: index)
         box.info.count -= 1
         try rebalance(box, path, appendedAtEnd: false, repairUnderflow: true)

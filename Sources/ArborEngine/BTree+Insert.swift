@@ -68,7 +68,7 @@ extension WriteTransaction {
     /// fit (the caller then takes the path from the root).
     private func insertIfItFits(_ box: TreeBox, _ leaf: Node, _ key: [UInt8], _ value: LeafValue, replaced: inout LeafValue?) -> Bool {
         let (index, found) = leaf.search(key)
-        let growth = found ? value.cellBytes - leaf.values.cellBytes(index) : leafCellSize(keyLength: key.count, value: value)
+        let growth = found ? value.cellBytes - leaf.valueCellBytes(index) : leafCellSize(keyLength: key.count, value: value)
         guard leaf.byteSize + growth <= pageSize else { return false }
         replaced = place(key, value, in: leaf, at: index, found: found, box: box)
         return true
@@ -78,7 +78,7 @@ extension WriteTransaction {
     /// returns the replaced value.
     private func place(_ key: [UInt8], _ value: LeafValue, in leaf: Node, at index: Int, found: Bool, box: TreeBox) -> LeafValue? {
         if found {
-            let old = leaf.values[index]
+            let old = leaf.value(at: index)
             leaf.replaceLeafValue(at: index, with: value)
             return old
         }

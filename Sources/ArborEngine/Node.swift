@@ -1,5 +1,7 @@
-/// A tree page being modified by a write transaction, decoded: its keys back to back in one
-/// buffer (`PackedBytes`), a leaf's values likewise (`LeafValues`), a branch's children in an array.
+/// A tree page being modified by a write transaction. A leaf copied from a page is first edited
+/// in place (`LeafImage`); otherwise, and from the first operation that needs it, a node is
+/// decoded: its keys back to back in one buffer (`PackedBytes`), a leaf's values likewise
+/// (`LeafValues`), a branch's children in an array.
 ///
 /// Clean pages are read in place (`Page`); the first modification in a transaction copies a page
 /// into a `Node` under a newly allocated page number (copy-on-write), and commit serializes it.
@@ -9,28 +11,65 @@ final class Node {
     // every access (about a hundred instructions; several per insert) guards nothing here.
     /// 0 for a leaf; the height above the leaves for a branch.
     @exclusivity(unchecked) var level: Int
-    /// Leaf keys, or branch separators (`keys[i]` separates `children[i]` and `children[i + 1]`).
-    @exclusivity(unchecked) var keys: PackedBytes
-    /// Leaf values, parallel to `keys`.
-    @exclusivity(unchecked) var values: LeafValues
+    /// The leaf's page image while it is edited in place (then `decodedKeys` and
+    /// `decodedValues` are empty); nil once decoded, and for branches and new nodes.
+    @exclusivity(unchecked) private var image: LeafImage?
+    @exclusivity(unchecked) private var decodedKeys: PackedBytes
+    @exclusivity(unchecked) private var decodedValues: LeafValues
     /// Branch children; `children.count == keys.count + 1`.
     @exclusivity(unchecked) var children: [PageID]
     /// Serialized size in bytes, header and slots included; kept current by the mutators.
     @exclusivity(unchecked) private(set) var byteSize: Int
 
+    /// Leaf keys, or branch separators (`keys[i]` separates `children[i]` and `children[i + 1]`).
+    /// Decodes a leaf edited in place.
+    var keys: PackedBytes {
+        get {
+            decodeImage()
+            return decodedKeys
+        }
+        _modify {
+            decodeImage()
+            yield &decodedKeys
+        }
+    }
+
+    /// Leaf values, parallel to `keys`. Decodes a leaf edited in place.
+    var values: LeafValues {
+        get {
+            decodeImage()
+            return decodedValues
+        }
+        _modify {
+            decodeImage()
+            yield &decodedValues
+        }
+    }
+
     var isLeaf: Bool { level == 0 }
-    var count: Int { keys.count }
+    var count: Int { image?.count ?? decodedKeys.count }
+    /// Whether the leaf is still edited in place (tests).
+    var isInPlace: Bool { image != nil }
 
     init(level: Int) {
         self.level = level
-        keys = PackedBytes()
-        values = LeafValues()
+        decodedKeys = PackedBytes()
+        decodedValues = LeafValues()
         children = []
         byteSize = PageHeader.size
     }
 
-    convenience init(page: Page) {
+    deinit { image?.deallocate() }
+
+    /// A node for `page`'s contents: a leaf of the compact layout and the file's page size is
+    /// edited in place; other pages are decoded.
+    convenience init(page: Page, pageSize: Int) {
         self.init(level: page.level)
+        if let image = LeafImage(page: page, pageSize: pageSize) {
+            self.image = image
+            byteSize = image.usedBytes
+            return
+        }
         // Built locally and stored once: appending through the properties would check access
         // for every cell. Each cell is copied once into buffers sized for the page.
         let keys: PackedBytes
@@ -39,7 +78,7 @@ final class Node {
             for index in 0..<page.count { total += page.leafEntry(index).key.count }
             keys = PackedBytes.packing(count: page.count, byteCapacity: total) { index, put in put(page.leafEntry(index).key, false) }
                 ?? PackedBytes((0..<page.count).map { page.leafEntry($0).key }.map(Array.init))
-            self.values = LeafValues(page: page)
+            decodedValues = LeafValues(page: page)
         } else {
             var total = 0
             for index in 0..<page.count { total += page.withKey(index) { $0.count } }
@@ -48,13 +87,26 @@ final class Node {
             children.reserveCapacity(page.count + 2)
             for index in 0...page.count { children.append(page.child(index)) }
         }
-        self.keys = keys
+        decodedKeys = keys
+        recomputeSize()
+    }
+
+    /// Turns a leaf edited in place into the decoded form (for the operations that need it).
+    @inline(__always) private func decodeImage() {
+        guard let image else { return }
+        self.image = nil
+        (decodedKeys, decodedValues) = image.decoded()
+        image.deallocate()
         recomputeSize()
     }
 
     func recomputeSize() {
+        if let image {
+            byteSize = image.usedBytes
+            return
+        }
         var size = PageHeader.size
-        let keys = self.keys, values = self.values  // one retain each, not one per cell
+        let keys = decodedKeys, values = decodedValues  // one retain each, not one per cell
         if isLeaf {
             for index in values.indices { size += leafCellSize(keyLength: keys.length(index), valueCellBytes: values.cellBytes(index)) }
         } else {
@@ -66,6 +118,16 @@ final class Node {
     // MARK: Leaf mutation
 
     func insertLeaf(key: [UInt8], value: LeafValue, at index: Int) {
+        if var image {
+            // In place while the cell fits the page; else decoded (and split by the caller).
+            let inserted = key.withUnsafeBytes { image.insert(key: $0, value: value, at: index) }
+            self.image = image
+            if inserted {
+                byteSize = image.usedBytes
+                return
+            }
+            decodeImage()
+        }
         byteSize += leafCellSize(keyLength: key.count, value: value)
         // Appends (the common case of an import) take the cheaper path than a general insert.
         if index == keys.count {
@@ -78,14 +140,41 @@ final class Node {
     }
 
     func replaceLeafValue(at index: Int, with value: LeafValue) {
-        byteSize += value.cellBytes - values.cellBytes(index)
-        values.replace(at: index, with: value)
+        if var image {
+            let replaced = image.replaceValue(at: index, with: value)
+            self.image = image
+            if replaced {
+                byteSize = image.usedBytes
+                return
+            }
+            decodeImage()
+        }
+        byteSize += value.cellBytes - decodedValues.cellBytes(index)
+        decodedValues.replace(at: index, with: value)
     }
 
     func removeLeaf(at index: Int) {
-        byteSize -= leafCellSize(keyLength: keys.length(index), valueCellBytes: values.cellBytes(index))
-        keys.remove(at: index)
-        values.remove(at: index)
+        if var image {
+            image.remove(at: index)
+            self.image = image
+            byteSize = image.usedBytes
+            return
+        }
+        byteSize -= leafCellSize(keyLength: decodedKeys.length(index), valueCellBytes: decodedValues.cellBytes(index))
+        decodedKeys.remove(at: index)
+        decodedValues.remove(at: index)
+    }
+
+    /// Leaf value `index` (an inline value copied out).
+    func value(at index: Int) -> LeafValue {
+        if let image { return image.value(index) }
+        return decodedValues[index]
+    }
+
+    /// Bytes leaf value `index` takes in its cell (`LeafValue.cellBytes`).
+    func valueCellBytes(_ index: Int) -> Int {
+        if let image { return image.valueCellBytes(index) }
+        return decodedValues.cellBytes(index)
     }
 
     // MARK: Branch mutation
@@ -118,7 +207,13 @@ final class Node {
 
     /// The index of the first key >= `key` in a leaf, and whether it is equal.
     func search(_ key: [UInt8]) -> (index: Int, found: Bool) {
-        let keys = self.keys
+        if let image {
+            return key.withUnsafeBytes { key in
+                let index = image.lowerBound(key)
+                return (index, index < image.count && image.withKey(index) { compareBytes($0, key) == 0 })
+            }
+        }
+        let keys = self.decodedKeys
         return key.withUnsafeBytes { key in
             let index = keys.lowerBound(key)
             return (index, index < keys.count && keys.bytesEqual(index, key))
@@ -131,6 +226,8 @@ final class Node {
     /// zero-filling unused space, and stores the checksum.
     func serialize(into buffer: UnsafeMutableRawBufferPointer, id: PageID, txid: UInt64) {
         precondition(byteSize <= buffer.count, "node of \(byteSize) bytes does not fit \(buffer.count)")
+        if let image, image.size == buffer.count { return image.write(into: buffer, id: id, txid: txid) }
+        decodeImage()
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         buffer[PageHeader.type] = isLeaf ? PageType.compactLeaf.rawValue : PageType.branch.rawValue
         buffer[PageHeader.level] = UInt8(level)

@@ -214,7 +214,7 @@ public final class WriteTransaction: Transaction {
         guard case .page(let page) = try node(id, level: level) else {
             throw ArborError.internalInconsistency("page \(id) is neither dirty nor clean")
         }
-        let node = Node(page: page)
+        let node = Node(page: page, pageSize: pageSize)
         if writtenEarly.contains(id) {
             // Spilled earlier by this transaction: no reader can see it, so modify it in place.
             writtenEarly.remove(id)
