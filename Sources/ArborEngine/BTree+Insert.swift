@@ -93,9 +93,9 @@ extension WriteTransaction {
         var lower: [UInt8]?, upper: [UInt8]?
         for level in 1..<max(path.count, 1) {
             let parent = path[level - 1].node, child = path[level].childIndex
-            guard child >= 0, child <= parent.keys.count else { return nil }
-            if child > 0 { lower = parent.keys[child - 1] }
-            if child < parent.keys.count { upper = parent.keys[child] }
+            guard child >= 0, child <= parent.count else { return nil }
+            if child > 0 { lower = parent.key(at: child - 1) }
+            if child < parent.count { upper = parent.key(at: child) }
         }
         return LeafHint(box: box, id: leaf.id, node: leaf.node, lower: lower, upper: upper)
     }
@@ -109,8 +109,8 @@ extension WriteTransaction {
         path.append(PathEntry(id: id, node: node, childIndex: -1))
         while node.level > 0 {
             let index = node.childIndex(for: key)
-            let (childID, child) = try touch(node.children[index], level: node.level - 1)
-            node.children[index] = childID
+            let (childID, child) = try touch(node.child(at: index), level: node.level - 1)
+            node.setChild(childID, at: index)
             path.append(PathEntry(id: childID, node: child, childIndex: index))
             (id, node) = (childID, child)
         }

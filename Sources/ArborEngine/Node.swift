@@ -16,8 +16,10 @@ final class Node {
     @exclusivity(unchecked) private var image: LeafImage?
     @exclusivity(unchecked) private var decodedKeys: PackedBytes
     @exclusivity(unchecked) private var decodedValues: LeafValues
-    /// Branch children; `children.count == keys.count + 1`.
-    @exclusivity(unchecked) var children: [PageID]
+    /// A branch's page image while only its child pointers change (then `decodedKeys` and
+    /// `decodedChildren` are empty); nil once decoded.
+    @exclusivity(unchecked) private var branchImage: BranchImage?
+    @exclusivity(unchecked) private var decodedChildren: [PageID]
     /// Serialized size in bytes, header and slots included; kept current by the mutators.
     @exclusivity(unchecked) private(set) var byteSize: Int
 
@@ -46,20 +48,35 @@ final class Node {
         }
     }
 
+    /// Branch children; `children.count == keys.count + 1`. Decodes a branch edited in place.
+    var children: [PageID] {
+        get {
+            decodeImage()
+            return decodedChildren
+        }
+        _modify {
+            decodeImage()
+            yield &decodedChildren
+        }
+    }
+
     var isLeaf: Bool { level == 0 }
-    var count: Int { image?.count ?? decodedKeys.count }
-    /// Whether the leaf is still edited in place (tests).
-    var isInPlace: Bool { image != nil }
+    var count: Int { image?.count ?? branchImage?.count ?? decodedKeys.count }
+    /// Whether the node is still edited in place (tests).
+    var isInPlace: Bool { image != nil || branchImage != nil }
 
     init(level: Int) {
         self.level = level
         decodedKeys = PackedBytes()
         decodedValues = LeafValues()
-        children = []
+        decodedChildren = []
         byteSize = PageHeader.size
     }
 
-    deinit { image?.deallocate() }
+    deinit {
+        image?.deallocate()
+        branchImage?.deallocate()
+    }
 
     /// A node for `page`'s contents: a leaf of the compact layout and the file's page size is
     /// edited in place; other pages are decoded.
@@ -70,6 +87,16 @@ final class Node {
             byteSize = image.usedBytes
             return
         }
+        if let image = BranchImage(page: page, pageSize: pageSize) {
+            branchImage = image
+            byteSize = image.usedBytes
+            return
+        }
+        decode(page)
+    }
+
+    /// Fills the decoded form from `page`.
+    private func decode(_ page: Page) {
         // Built locally and stored once: appending through the properties would check access
         // for every cell. Each cell is copied once into buffers sized for the page.
         let keys: PackedBytes
@@ -84,8 +111,10 @@ final class Node {
             for index in 0..<page.count { total += page.withKey(index) { $0.count } }
             keys = PackedBytes.packing(count: page.count, byteCapacity: total) { index, put in page.withKey(index) { put($0, false) } }
                 ?? PackedBytes((0..<page.count).map { index in page.withKey(index) { Array($0) } })
+            var children: [PageID] = []
             children.reserveCapacity(page.count + 2)
             for index in 0...page.count { children.append(page.child(index)) }
+            decodedChildren = children
         }
         decodedKeys = keys
         recomputeSize()
@@ -93,16 +122,46 @@ final class Node {
 
     /// Turns a leaf edited in place into the decoded form (for the operations that need it).
     @inline(__always) private func decodeImage() {
-        guard let image else { return }
-        self.image = nil
-        (decodedKeys, decodedValues) = image.decoded()
-        image.deallocate()
-        recomputeSize()
+        if let image {
+            self.image = nil
+            (decodedKeys, decodedValues) = image.decoded()
+            image.deallocate()
+            recomputeSize()
+        } else if let branchImage {
+            self.branchImage = nil
+            decode(branchImage.page())
+            branchImage.deallocate()
+        }
+    }
+
+    // MARK: Branch access without decoding
+
+    /// Child `index` of a branch.
+    func child(at index: Int) -> PageID {
+        if let branchImage { return branchImage.child(index) }
+        return decodedChildren[index]
+    }
+
+    /// Points child `index` of a branch at `id` (a copy-on-write descent).
+    func setChild(_ id: PageID, at index: Int) {
+        if let branchImage { return branchImage.setChild(id, at: index) }
+        decodedChildren[index] = id
+    }
+
+    /// Separator (or leaf key) `index`, copied.
+    func key(at index: Int) -> [UInt8] {
+        if let branchImage { return branchImage.withKey(index) { Array($0) } }
+        if let image { return image.withKey(index) { Array($0) } }
+        return decodedKeys[index]
     }
 
     func recomputeSize() {
         if let image {
             byteSize = image.usedBytes
+            return
+        }
+        if let branchImage {
+            byteSize = branchImage.usedBytes
             return
         }
         var size = PageHeader.size
@@ -201,7 +260,8 @@ final class Node {
 
     /// The child index covering `key` in a branch.
     func childIndex(for key: [UInt8]) -> Int {
-        let keys = self.keys
+        if let branchImage { return key.withUnsafeBytes { branchImage.childIndex(for: $0) } }
+        let keys = self.decodedKeys
         return key.withUnsafeBytes { keys.upperBound($0) }
     }
 
@@ -227,6 +287,7 @@ final class Node {
     func serialize(into buffer: UnsafeMutableRawBufferPointer, id: PageID, txid: UInt64) {
         precondition(byteSize <= buffer.count, "node of \(byteSize) bytes does not fit \(buffer.count)")
         if let image, image.size == buffer.count { return image.write(into: buffer, id: id, txid: txid) }
+        if let branchImage, branchImage.bytes.count == buffer.count { return branchImage.write(into: buffer, id: id, txid: txid) }
         decodeImage()
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         buffer[PageHeader.type] = isLeaf ? PageType.compactLeaf.rawValue : PageType.branch.rawValue

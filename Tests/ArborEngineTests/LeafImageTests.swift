@@ -98,4 +98,36 @@ struct LeafImageTests {
         #expect(!edited.isInPlace && edited.byteSize > Self.pageSize && edited.count == start.count + 1)
         #expect(edited.values[edited.count - 1] == .inline([UInt8](repeating: 2, count: 400)))
     }
+
+    /// A branch copied from a page changes child pointers in place; it answers child lookups
+    /// as the decoded branch does, writes the same page, and decodes for a new separator.
+    @Test("a branch edited in place matches the decoded branch")
+    func branchInPlace() throws {
+        var random = SplitMix64(seed: 0xB4A)
+        let start = Node(level: 1)
+        start.children = [100]
+        start.recomputeSize()
+        for index in 0..<120 { start.insertBranch(key: Self.key(index * 10), rightChild: PageID(101 + index), at: index) }
+        let edited = Node(page: try Self.page(of: start, id: 4), pageSize: Self.pageSize)
+        let reference = Node(level: 1)
+        reference.children = start.children
+        reference.recomputeSize()
+        for index in 0..<start.count { reference.insertBranch(key: start.keys[index], rightChild: start.children[index + 1], at: index) }
+        #expect(edited.isInPlace && edited.byteSize == reference.byteSize)
+        for step in 0..<300 {
+            let key = Self.key(Int(random.next() % 1_300) - 50)
+            let index = reference.childIndex(for: key)
+            #expect(edited.childIndex(for: key) == index, "step \(step)")
+            #expect(edited.child(at: index) == reference.child(at: index), "step \(step)")
+            if index < reference.count { #expect(edited.key(at: index) == reference.key(at: index)) }
+            let id = PageID(2 + random.next() % 100_000)
+            edited.setChild(id, at: index)
+            reference.setChild(id, at: index)
+            #expect(Self.bytes(of: edited) == Self.bytes(of: reference), "step \(step)")
+        }
+        #expect(edited.isInPlace)
+        edited.insertBranch(key: Self.key(5), rightChild: 77, at: 1)
+        reference.insertBranch(key: Self.key(5), rightChild: 77, at: 1)
+        #expect(!edited.isInPlace && Self.bytes(of: edited) == Self.bytes(of: reference))
+    }
 }
