@@ -246,6 +246,8 @@ struct LeafImage {
 /// back, the image is the page the decoded branch would write, its pointers changed.
 struct BranchImage {
     let bytes: UnsafeMutableRawBufferPointer
+    /// The page copied, whose separators the image keeps (their search prefixes are reused).
+    let source: Page
     let count: Int
     /// Header, slots and cells (`Node.byteSize`).
     let usedBytes: Int
@@ -258,6 +260,7 @@ struct BranchImage {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
         buffer.copyMemory(from: page.raw)
         bytes = buffer
+        source = page
         count = page.count
         usedBytes = page.usedBytes
     }

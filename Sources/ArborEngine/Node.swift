@@ -60,6 +60,9 @@ final class Node {
         }
     }
 
+    /// The page whose separators this branch still has (edited in place), for `Page.copy`.
+    var unchangedSeparatorsSource: Page? { branchImage?.source }
+
     var isLeaf: Bool { level == 0 }
     var count: Int { image?.count ?? branchImage?.count ?? decodedKeys.count }
     /// Whether the node is still edited in place (tests).

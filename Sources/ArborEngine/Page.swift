@@ -224,6 +224,23 @@ final class Page: @unchecked Sendable {
         return page
     }
 
+    /// `copy(id:image:)` of a branch whose separators are those of `source` (only its child
+    /// pointers changed): the search prefixes are copied, not computed again.
+    static func copy(id: PageID, image: UnsafeRawBufferPointer, separatorsOf source: Page) -> Page {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
+        buffer.copyMemory(from: image)
+        let page = Page(id: id, bytes: buffer)
+        if page.type == .branch, page.level == source.level, page.count == source.count,
+           let prefixes = source.separatorPrefixes, prefixes.count == page.count {
+            let copied = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: prefixes.count)
+            _ = copied.initialize(fromContentsOf: prefixes)
+            page.separatorPrefixes = copied
+        } else {
+            page.prepareSearches()
+        }
+        return page
+    }
+
     /// Copies `image` (a whole page as on disk, or a decompressed logical leaf) and validates it.
     /// - Throws: `ArborError.corruptPage` naming what is wrong.
     static func validated(id: PageID, image: UnsafeRawBufferPointer, verifyChecksum: Bool) throws -> Page {

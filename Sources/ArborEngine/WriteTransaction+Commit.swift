@@ -208,7 +208,9 @@ extension WriteTransaction {
                 writtenChecksums[id] = UnsafeRawBufferPointer(slice).u32(PageHeader.checksum)
                 if keep(id, node) {
                     // Built by this transaction just now: no need to validate what we serialized.
-                    images.append(Page.copy(id: id, image: UnsafeRawBufferPointer(slice)))
+                    let image = UnsafeRawBufferPointer(slice)
+                    images.append(node.unchangedSeparatorsSource.map { Page.copy(id: id, image: image, separatorsOf: $0) }
+                                  ?? Page.copy(id: id, image: image))
                 }
             }
             try database.file.write(
