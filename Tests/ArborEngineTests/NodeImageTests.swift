@@ -2,10 +2,10 @@ import ArborEngineTestSupport
 @testable import ArborEngine
 import Testing
 
-/// A leaf edited in place (`LeafImage`) against the decoded form doing the same operations:
-/// after every insert, replacement and removal both give the same entries, sizes and page bytes.
-@Suite("Leaf edited in place")
-struct LeafImageTests {
+/// Leaves and branches edited in place (`LeafImage`, `BranchImage`) against the decoded form
+/// doing the same operations: after every change both give the same entries, sizes and pages.
+@Suite("Nodes edited in place")
+struct NodeImageTests {
     static let pageSize = 4096
 
     static func key(_ number: Int) -> [UInt8] { TupleKey.encode([.int64(Int64(number))]) }
