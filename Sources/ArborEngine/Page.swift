@@ -216,21 +216,14 @@ final class Page: @unchecked Sendable {
     // MARK: Construction and validation
 
     /// Copies a page image this process has just serialized itself (never bytes read from disk).
-    static func copy(id: PageID, image: UnsafeRawBufferPointer) -> Page {
+    /// Copies `image` (built by this process: not validated) and prepares its searches. With
+    /// `source`, a branch whose separators are those of `source` (only its child pointers
+    /// changed), the search prefixes are copied instead of computed again.
+    static func copy(id: PageID, image: UnsafeRawBufferPointer, separatorsOf source: Page? = nil) -> Page {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
         buffer.copyMemory(from: image)
         let page = Page(id: id, bytes: buffer)
-        page.prepareSearches()
-        return page
-    }
-
-    /// `copy(id:image:)` of a branch whose separators are those of `source` (only its child
-    /// pointers changed): the search prefixes are copied, not computed again.
-    static func copy(id: PageID, image: UnsafeRawBufferPointer, separatorsOf source: Page) -> Page {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
-        buffer.copyMemory(from: image)
-        let page = Page(id: id, bytes: buffer)
-        if page.type == .branch, page.level == source.level, page.count == source.count,
+        if let source, page.type == .branch, page.level == source.level, page.count == source.count,
            let prefixes = source.separatorPrefixes, prefixes.count == page.count {
             let copied = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: prefixes.count)
             _ = copied.initialize(fromContentsOf: prefixes)

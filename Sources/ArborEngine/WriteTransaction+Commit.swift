@@ -163,17 +163,13 @@ extension WriteTransaction {
                 }
                 nodes.append((id, node))
             }
-            let images = try writeNodes(nodes) { _, node in
-                guard keepsAll || (!node.isLeaf && branchesKept < cachePages / 2) else { return false }
+            kept += try writeNodes(nodes) { id, node in
+                guard keepsAll || (!node.isLeaf && branchesKept < cachePages / 2) else {
+                    uncached.append(id)
+                    return false
+                }
                 branchesKept += node.isLeaf ? 0 : 1
                 return true
-            }
-            kept += images
-            if images.count < nodes.count {
-                var next = 0
-                for (id, _) in nodes {
-                    if next < images.count, images[next].id == id { next += 1 } else { uncached.append(id) }
-                }
             }
         }
         return (kept, uncached)
@@ -208,9 +204,7 @@ extension WriteTransaction {
                 writtenChecksums[id] = UnsafeRawBufferPointer(slice).u32(PageHeader.checksum)
                 if keep(id, node) {
                     // Built by this transaction just now: no need to validate what we serialized.
-                    let image = UnsafeRawBufferPointer(slice)
-                    images.append(node.unchangedSeparatorsSource.map { Page.copy(id: id, image: image, separatorsOf: $0) }
-                                  ?? Page.copy(id: id, image: image))
+                    images.append(Page.copy(id: id, image: UnsafeRawBufferPointer(slice), separatorsOf: node.unchangedSeparatorsSource))
                 }
             }
             try database.file.write(
