@@ -400,19 +400,7 @@ public final class Database: Sendable {
     }
 
     func readPageFromDisk(_ id: PageID) throws -> Page {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
-        // Read straight into the page's own buffer: a plain page keeps it (no second copy).
-        var adopted = false
-        defer { if !adopted { buffer.deallocate() } }
-        let read = try file.read(into: buffer, at: UInt64(id) * UInt64(pageSize))
-        guard read == pageSize else {
-            throw ArborError.corruptPage(page: id, detail: "short read of \(read) bytes (file truncated)")
-        }
-        if buffer[PageHeader.type] == PageType.compressedLeaf.rawValue {
-            return try CompressedLeaf.decode(id: id, image: UnsafeRawBufferPointer(buffer))
-        }
-        adopted = true
-        return try Page.validated(id: id, adopting: buffer)
+        try Page.read(id, from: file, pageSize: pageSize)
     }
 
     // MARK: Information

@@ -356,13 +356,18 @@ struct Meta: Equatable, Sendable {
         return (candidates, fileSize)
     }
 
-    /// Throws `truncatedFile` when the file is shorter than `meta`'s pages.
+    /// Throws `truncatedFile` when the file is shorter than `meta`'s pages and a page it lacks
+    /// is not free (see `pagesAreFree`).
     private static func checkLength(of file: StorageFile, measured: UInt64, for meta: Meta) throws {
         let needed = UInt64(meta.pageCount) * UInt64(meta.pageSize)
         guard measured < needed else { return }
         // The size was measured before the meta pages were read: a writer may have grown the
         // file and committed in between, so a short file is measured again.
         let current = try file.size()
-        guard current >= needed else { throw ArborError.truncatedFile(expectedBytes: needed, actualBytes: current) }
+        guard current < needed else { return }
+        let firstMissing = PageID(current / UInt64(meta.pageSize))
+        guard try meta.pagesAreFree(from: firstMissing, in: file) else {
+            throw ArborError.truncatedFile(expectedBytes: needed, actualBytes: current)
+        }
     }
 }

@@ -38,6 +38,24 @@ final class Page: @unchecked Sendable {
         self.count = Int(raw.u16(PageHeader.count))
     }
 
+    /// Reads page `id` from `file` and validates it (a compressed leaf is decoded).
+    /// - Throws: `corruptPage` for a short read or an invalid page; I/O errors.
+    static func read(_ id: PageID, from file: StorageFile, pageSize: Int) throws -> Page {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
+        // Read straight into the page's own buffer: a plain page keeps it (no second copy).
+        var adopted = false
+        defer { if !adopted { buffer.deallocate() } }
+        let read = try file.read(into: buffer, at: UInt64(id) * UInt64(pageSize))
+        guard read == pageSize else {
+            throw ArborError.corruptPage(page: id, detail: "short read of \(read) bytes (file truncated)")
+        }
+        if buffer[PageHeader.type] == PageType.compressedLeaf.rawValue {
+            return try CompressedLeaf.decode(id: id, image: UnsafeRawBufferPointer(buffer))
+        }
+        adopted = true
+        return try Page.validated(id: id, adopting: buffer)
+    }
+
     deinit {
         bytes.deallocate()
         separatorPrefixes?.deallocate()

@@ -36,11 +36,9 @@ extension WriteTransaction {
         }
         try writeFreelist()
 
+        // Pages allocated at the end and freed again are never written: the file may end before
+        // `pageCount`, and opening accepts that when the missing pages are free (`Meta`).
         let (written, uncached) = try writeDirtyNodes()
-        // A page allocated at the end and freed again in this transaction is listed as free but
-        // never written: write the last page so the file holds `pageCount` pages, and list it, so
-        // a meta page whose extension was lost is passed over like any other incomplete commit.
-        if try database.file.size() < UInt64(pageCount) * UInt64(pageSize) { try writeExtensionPage() }
 
         let durability = database.options.durability
         var listed = try commitPageList()
@@ -93,11 +91,10 @@ extension WriteTransaction {
     /// are more than a meta page holds.
     func commitPageList() throws -> [CommitPage]? {
         let limit = Meta.maxCommitPages(pageSize: pageSize)
-        let extra = extensionPage == nil ? 0 : 1
-        guard plan.carried.count + committedNodes.count + writtenEarly.count + extra <= limit else { return nil }
+        guard plan.carried.count + committedNodes.count + writtenEarly.count <= limit else { return nil }
         var own: [CommitPage] = []
-        own.reserveCapacity(committedNodes.count + writtenEarly.count + extra)
-        for id in committedNodes + Array(writtenEarly) + (extensionPage.map { [$0] } ?? []) {
+        own.reserveCapacity(committedNodes.count + writtenEarly.count)
+        for id in committedNodes + Array(writtenEarly) {
             guard let checksum = writtenChecksums[id] else {
                 throw ArborError.internalInconsistency("page \(id) was written without a checksum")
             }
@@ -125,18 +122,6 @@ extension WriteTransaction {
         }
         list.append(contentsOf: own[next...])
         return list
-    }
-
-    /// Writes the file's last page (free, never written otherwise) as an empty overflow page.
-    private func writeExtensionPage() throws {
-        let id = pageCount - 1
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
-        defer { buffer.deallocate() }
-        buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        buildOverflowPage(buffer, id: id, txid: txid, payload: UnsafeRawBufferPointer(start: nil, count: 0), next: 0)
-        try database.file.write(UnsafeRawBufferPointer(buffer), at: UInt64(id) * UInt64(pageSize))
-        writtenChecksums[id] = UnsafeRawBufferPointer(buffer).u32(PageHeader.checksum)
-        extensionPage = id
     }
 
     /// Writes every dirty node, in page order, and returns the images the shared cache keeps.

@@ -22,8 +22,6 @@ public final class WriteTransaction: Transaction {
     var writtenChecksums: [PageID: UInt32] = [:]
     /// The pages of the nodes the commit wrote, in page order (see `writeDirtyNodes`).
     var committedNodes: [PageID] = []
-    /// The free last page written to extend the file (see `writeExtensionPage`).
-    var extensionPage: PageID?
     /// Every page allocated by this transaction and not freed again.
     var allocated: Set<PageID> = []
     /// Free pages this transaction may use.

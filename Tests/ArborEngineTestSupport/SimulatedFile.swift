@@ -150,11 +150,7 @@ public final class SimulatedFile: StorageFile, Sendable {
     public func crashImage(mode: CrashMode, seed: UInt64) -> [UInt8] {
         state.withLock { state in
             var generator = SplitMix64(seed: seed)
-            var image = state.current
-            for write in state.pending.reversed() {
-                image.replaceSubrange(write.offset..<(write.offset + write.previous.count), with: write.previous)
-                if image.count > write.previousLength { image.removeSubrange(write.previousLength...) }
-            }
+            var image = Self.durableImage(state)
             switch mode {
             case .loseUnsynced:
                 break
@@ -176,6 +172,29 @@ public final class SimulatedFile: StorageFile, Sendable {
             }
             return image
         }
+    }
+
+    /// The number of writes since the last sync (those a power cut may lose).
+    public var unsyncedWriteCount: Int { state.withLock { $0.pending.count } }
+
+    /// What the disk holds after a power cut that kept exactly the unsynced writes `keep`
+    /// chooses (by their position since the last sync), in order.
+    public func crashImage(keeping keep: (Int) -> Bool) -> [UInt8] {
+        state.withLock { state in
+            var image = Self.durableImage(state)
+            for (index, write) in state.pending.enumerated() where keep(index) { Self.apply(&image, write) }
+            return image
+        }
+    }
+
+    /// The file without its unsynced writes.
+    private static func durableImage(_ state: State) -> [UInt8] {
+        var image = state.current
+        for write in state.pending.reversed() {
+            image.replaceSubrange(write.offset..<(write.offset + write.previous.count), with: write.previous)
+            if image.count > write.previousLength { image.removeSubrange(write.previousLength...) }
+        }
+        return image
     }
 
     private static func apply(_ image: inout [UInt8], _ write: PendingWrite) {
