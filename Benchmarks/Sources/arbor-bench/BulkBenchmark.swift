@@ -20,7 +20,7 @@ struct BulkBenchmark: ParsableCommand {
     @Option(help: "Directory for the database files.") var directory = NSTemporaryDirectory() + "arbor-bench-bulk"
     @Option(help: "Repeat everything and report per-row medians.") var runs = 1
     @Option(help: "Write the results as JSON to this path.") var json: String?
-    @Option(help: "Only these rows, comma-separated: import, reimport, update, delete, find, upsert (for profiling).") var only: String?
+    @Option(help: "Only these rows, comma-separated: import, reimport, update, delete, find (find-objects, find-requests: one side of it), upsert (for profiling).") var only: String?
 
     func wants(_ row: String) -> Bool { only.map { $0.split(separator: ",").contains(Substring(row)) } ?? true }
 
@@ -130,27 +130,42 @@ struct BulkBenchmark: ParsableCommand {
         // Find-or-create and upsert: `stops` stops, the even half stored.
         let incoming = IncomingStop.batch(stops, edition: "Edition 2")
         let stored = IncomingStop.batch(stops, edition: "Edition 1")
-        if wants("find") {
-        var found = (arbor: 0, sqlite: 0, oneByOne: 0)
-        let arborSide = try ArborStopsSide(path: directory + "/stops.arbor", stored: stored)
-        let arborFind = try Clock.seconds { found.arbor = try arborSide.findOrCreate(incoming, batch: batch) }
+        // `--only find-objects` or `find-requests` runs one side of the row alone (for profiling).
+        let findParts = (objects: wants("find") || wants("find-objects"), requests: wants("find") || wants("find-requests"))
+        if findParts.objects || findParts.requests {
         let sqliteSide = try SQLiteStopsSide(path: directory + "/stops.sqlite", stored: stored)
-        let sqliteFind = try Clock.seconds { found.sqlite = try sqliteSide.findOrCreate(incoming, batch: batch) }
-        var foundWithRequests = 0
-        let requestsSide = try ArborStopsSide(path: directory + "/stops-requests.arbor", stored: stored)
-        let requestsFind = try Clock.seconds { foundWithRequests = try requestsSide.findOrCreateWithBatchRequests(incoming, batch: batch) }
-        guard foundWithRequests == stops / 2, requestsSide.count == stops else {
-            throw BenchError.wrongAnswer("find-or-create with batch requests found \(foundWithRequests), count \(requestsSide.count)")
+        var foundBySQLite = 0
+        let sqliteFind = try Clock.seconds { foundBySQLite = try sqliteSide.findOrCreate(incoming, batch: batch) }
+        guard foundBySQLite == stops / 2, sqliteSide.count == stops else {
+            throw BenchError.wrongAnswer("SQLite's find-or-create found \(foundBySQLite), count \(sqliteSide.count)")
         }
-        let oneByOneSide = try ArborStopsSide(path: directory + "/stops-one.arbor", stored: stored)
-        let oneByOne = try Clock.seconds { found.oneByOne = try oneByOneSide.findOrCreateOneByOne(incoming, batch: batch) }
-        guard found.arbor == stops / 2, found.sqlite == found.arbor, found.oneByOne == found.arbor, arborSide.count == stops,
-              sqliteSide.count == stops else {
-            throw BenchError.wrongAnswer("find-or-create found \(found), counts \(arborSide.count), \(sqliteSide.count)")
+        if findParts.objects {
+            let arborSide = try ArborStopsSide(path: directory + "/stops.arbor", stored: stored)
+            var found = 0
+            let arborFind = try Clock.seconds { found = try arborSide.findOrCreate(incoming, batch: batch) }
+            guard found == stops / 2, arborSide.count == stops else {
+                throw BenchError.wrongAnswer("find-or-create found \(found), count \(arborSide.count)")
+            }
+            add("find-or-create: IN batches of \(batch), objects and saves", arborFind, sqliteFind)
+            if wants("find") {
+                let oneByOneSide = try ArborStopsSide(path: directory + "/stops-one.arbor", stored: stored)
+                var foundOneByOne = 0
+                let oneByOne = try Clock.seconds { foundOneByOne = try oneByOneSide.findOrCreateOneByOne(incoming, batch: batch) }
+                guard foundOneByOne == found, oneByOneSide.count == stops else {
+                    throw BenchError.wrongAnswer("one fetch per record found \(foundOneByOne), count \(oneByOneSide.count)")
+                }
+                add("find-or-create: IN batches against one fetch per record", arborFind, oneByOne, peer: "arbor, one fetch per record")
+            }
         }
-        add("find-or-create: IN batches of \(batch), objects and saves", arborFind, sqliteFind)
-        add("find-or-create: IN batches of \(batch), batch requests", requestsFind, sqliteFind)
-        add("find-or-create: IN batches against one fetch per record", arborFind, oneByOne, peer: "arbor, one fetch per record")
+        if findParts.requests {
+            let requestsSide = try ArborStopsSide(path: directory + "/stops-requests.arbor", stored: stored)
+            var found = 0
+            let requestsFind = try Clock.seconds { found = try requestsSide.findOrCreateWithBatchRequests(incoming, batch: batch) }
+            guard found == stops / 2, requestsSide.count == stops else {
+                throw BenchError.wrongAnswer("find-or-create with batch requests found \(found), count \(requestsSide.count)")
+            }
+            add("find-or-create: IN batches of \(batch), batch requests", requestsFind, sqliteFind)
+        }
         }
         if wants("upsert") {
 

@@ -17,11 +17,24 @@ struct ChangeSet: ExpressibleByDictionaryLiteral {
             guard slot >= 0 else { return }
             if slot >= values.count {
                 guard newValue != nil else { return }
-                values.append(contentsOf: repeatElement(nil, count: slot + 1 - values.count))
+                grow(toInclude: slot)
             }
-            let hadValue = values[slot] != nil
-            values[slot] = newValue
-            count += (newValue != nil ? 1 : 0) - (hadValue ? 1 : 0)
+            let setsValue = newValue != nil
+            var previous = newValue
+            swap(&previous, &values[slot])
+            count += (setsValue ? 1 : 0) - (previous != nil ? 1 : 0)
+        }
+    }
+
+    /// Makes room for `slot` and those after it: an object's values are usually set slot after
+    /// slot, so the array grows once to a few slots more than asked, not once per slot.
+    private mutating func grow(toInclude slot: Int) {
+        let size = max(slot + 1, values.count * 2, 8)
+        if values.isEmpty {
+            values = Array(repeating: nil, count: size)
+        } else {
+            values.reserveCapacity(size)
+            while values.count < size { values.append(nil) }
         }
     }
 

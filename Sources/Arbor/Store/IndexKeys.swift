@@ -88,12 +88,13 @@ struct IndexKeys: Sendable {
     /// The prefix shared by entries of `index` whose leading columns equal `columns` (for
     /// uniqueness checks); nil when one is null (nulls are never equal).
     func uniquePrefix<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns) -> [UInt8]? where Columns.Index == Int {
-        var values: [TupleValue] = []
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(index.slots.count * 10 + 8)
         for slot in index.slots {
             guard slot < columns.count, !columns[slot].isNull else { return nil }
-            values.append(index.isNormalized ? foldedTupleValue(columns[slot]) : tupleValue(columns[slot]))
+            TupleKey.append(index.isNormalized ? foldedTupleValue(columns[slot]) : tupleValue(columns[slot]), descending: false, to: &bytes)
         }
-        return TupleKey.encode(values)
+        return bytes
     }
 
     func ownerPrefix(_ owner: Int64) -> [UInt8] { TupleKey.encode([integer(owner)]) }

@@ -125,7 +125,9 @@ final class SaveWriter {
         var pending: Set<RowKey> = []
         for update in request.updates { pending.insert(RowKey(update.id)) }
         for insert in request.inserts { if let id = permanent[insert.id] { pending.insert(RowKey(id)) } }
-        for update in request.updates { try writeUpdate(update) }
+        // The stored rows of the updates, read in key order by one cursor per row tree.
+        let storedRows = try store.readRows(tx, request.updates.map(\.id))
+        for (update, stored) in zip(request.updates, storedRows) { try writeUpdate(update, stored: stored) }
         for insert in request.inserts { try writeInsert(insert) }
         try touchReorderedRows(request.orderedLists, skipping: pending)
         for change in request.joinChanges { try applyJoinChange(change) }
@@ -214,8 +216,8 @@ final class SaveWriter {
         return row
     }
 
-    private func writeUpdate(_ update: SaveRequest.RowWrite) throws {
-        let stored = try store.readRow(tx, update.id)
+    /// Writes `update` over its row as stored now (`stored`, nil when the row is gone).
+    private func writeUpdate(_ update: SaveRequest.RowWrite, stored: StoredRow?) throws {
         guard let expected = update.expectedVersion, stored?.version != expected, policy != .error else {
             // No conflict (or no policy): the plain optimistic-locking check.
             guard let old = try readCurrent(update.id, expected: update.expectedVersion, stored: .some(stored)) else {

@@ -177,18 +177,22 @@ struct ConflictResolver {
     /// The group of each prefix (nil for none): equal prefixes share one, numbered in
     /// ascending key order.
     static func groups(of prefixes: [[UInt8]?]) -> (groups: [Int?], count: Int) {
-        let present = prefixes.indices.filter { prefixes[$0] != nil }
-        let sorted = present.sorted { a, b in
-            let order = compareBytes(prefixes[a] ?? [], prefixes[b] ?? [])
-            return order != 0 ? order < 0 : a < b
+        var present: [(prefix: [UInt8], position: Int)] = []
+        present.reserveCapacity(prefixes.count)
+        for (position, prefix) in prefixes.enumerated() {
+            if let prefix { present.append((prefix, position)) }
+        }
+        present.sort { a, b in
+            let order = compareBytes(a.prefix, b.prefix)
+            return order != 0 ? order < 0 : a.position < b.position
         }
         var groups = [Int?](repeating: nil, count: prefixes.count)
         var count = 0
-        for (place, position) in sorted.enumerated() {
-            if place > 0 && prefixes[sorted[place - 1]] == prefixes[position] {
-                groups[position] = count - 1
+        for place in present.indices {
+            if place > 0 && present[place - 1].prefix == present[place].prefix {
+                groups[present[place].position] = count - 1
             } else {
-                groups[position] = count
+                groups[present[place].position] = count
                 count += 1
             }
         }
