@@ -12,9 +12,10 @@ struct FetchDifferentialTests {
     // Decomposed "Å" (A + ring), a NUL and a line break: index keys compare bytes, predicates
     // compare Unicode scalars; both must agree, canonical equivalence playing no part.
     static let namePool = ["U Görlitzer Bahnhof", "u gorlitzer", "Straße", "STRASSE", "Zoo", "zoo", "Alex", "Ålex", "", "Bahnhof Zoo",
-                           "A\u{30A}lex", "Zoo\u{0}1", "Zoo\r\n"]
+                           "A\u{30A}lex", "Zoo\u{0}1", "Zoo\r\n", "Gedenkstätte Dt. Widerstand (Berlin)", "can't stop", "東京駅",
+                           "🚇 Zoo-Station", "l'Étoile 3.5"]
     static let fragments = ["u g", "U G", "str", "STRA", "zoo", "Z", "al", "Å", "hof", "ß", "e", "", "*o*", "?oo",
-                            "A", "A\u{30A}", "Zoo\u{0}", "Zoo\r"]
+                            "A", "A\u{30A}", "Zoo\u{0}", "Zoo\r", "wider berl", "dt", "zoo station", "京", "etoile 3", "can", "Z Z"]
 
     struct Generator {
         var random: SplitMix64
@@ -37,7 +38,7 @@ struct FetchDifferentialTests {
             case 3: return "latitude \(pick(ops)) \(52.0 + Double(below(6)) * 0.01)"
             case 4: return "longitude BETWEEN {\(13.0 + Double(below(4)) * 0.01), \(13.02 + Double(below(4)) * 0.01)} AND latitude >= \(52.0 + Double(below(6)) * 0.01)"
             case 5:
-                let op = pick(["==", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "<", ">="])
+                let op = pick(["==", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "WORDSBEGINWITH", "<", ">="])
                 let options = pick(["", "[c]", "[d]", "[cd]"])
                 let value = op == "==" || op == "<" || op == ">=" ? pick(FetchDifferentialTests.namePool) : pick(FetchDifferentialTests.fragments)
                 return "name \(op)\(op == "<" || op == ">=" ? "" : options) \"\(value)\""

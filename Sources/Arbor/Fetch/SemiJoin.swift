@@ -307,7 +307,7 @@ extension ObjectPredicate {
         case .and(let parts), .or(let parts): return parts.reduce(0) { $0 + $1.cost }
         case .not(let part): return part.cost
         case .comparison(let comparison):
-            let operatorCost = [.like, .matches, .contains, .endsWith].contains(comparison.op) ? 4 : 1
+            let operatorCost = [.like, .matches, .contains, .endsWith, .wordsBeginWith].contains(comparison.op) ? 4 : 1
             let quantifier = comparison.modifier == .direct ? 0 : 40
             return operatorCost + quantifier + comparison.left.cost + comparison.right.cost
         }

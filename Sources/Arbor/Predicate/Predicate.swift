@@ -23,11 +23,14 @@ public struct Comparison: Hashable, Sendable {
         case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
         case between = "BETWEEN", `in` = "IN"
         case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
+        /// Every word of the right side begins some word of the left (see `Words`).
+        case wordsBeginWith = "WORDSBEGINWITH"
 
-        /// Whether the operator compares strings only (BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES).
+        /// Whether the operator compares strings only (BEGINSWITH, ENDSWITH, CONTAINS, LIKE,
+        /// MATCHES, WORDSBEGINWITH).
         var isStringOperator: Bool {
             switch self {
-            case .beginsWith, .endsWith, .contains, .like, .matches: return true
+            case .beginsWith, .endsWith, .contains, .like, .matches, .wordsBeginWith: return true
             case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .in: return false
             }
         }
@@ -109,6 +112,11 @@ extension PredicateExpression {
     public func beginsWith(_ prefix: String, options: StringOptions = []) -> ObjectPredicate { compare(.beginsWith, .constant(.string(prefix)), options) }
     public func endsWith(_ suffix: String, options: StringOptions = []) -> ObjectPredicate { compare(.endsWith, .constant(.string(suffix)), options) }
     public func contains(_ text: String, options: StringOptions = []) -> ObjectPredicate { compare(.contains, .constant(.string(text)), options) }
+    /// True when every word of `query` begins some word of the value (`WORDSBEGINWITH`): the
+    /// free-text search of a name by any of its words, in any order.
+    public func wordsBeginWith(_ query: String, options: StringOptions = []) -> ObjectPredicate {
+        compare(.wordsBeginWith, .constant(.string(query)), options)
+    }
 
     func compare(_ op: Comparison.Operator, _ right: PredicateExpression, _ options: StringOptions = []) -> ObjectPredicate {
         .comparison(Comparison(self, op, right, options: options))

@@ -369,6 +369,9 @@ struct PredicateEvaluator {
             case .greater: return order == .orderedDescending
             default: return order != .orderedAscending
             }
+        case .wordsBeginWith:
+            guard case .string(let text) = a, case .string(let query) = b else { return false }
+            return Words.allBeginWords(of: text, query: query, options)
         case .beginsWith, .endsWith, .contains, .like, .matches:
             guard case .string(let text) = a, case .string(let pattern) = b else { return false }
             let folded = ValueOrder.fold(text, options), needle = ValueOrder.fold(pattern, options)

@@ -32,7 +32,7 @@ struct PredicateParser {
 
     static let maximumDepth = 200
     static let keywords: Set<String> = [
-        "AND", "OR", "NOT", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "ANY", "SOME",
+        "AND", "OR", "NOT", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES", "WORDSBEGINWITH", "ANY", "SOME",
         "ALL", "NONE", "TRUEPREDICATE", "FALSEPREDICATE", "NIL", "NULL", "TRUE", "FALSE", "YES", "NO", "SELF", "SUBQUERY", "CAST",
     ]
 
@@ -281,6 +281,7 @@ struct PredicateParser {
             case "CONTAINS": op = .contains
             case "LIKE": op = .like
             case "MATCHES": op = .matches
+            case "WORDSBEGINWITH": op = .wordsBeginWith
             default: throw error(expected: "a comparison operator (==, <, BEGINSWITH, IN, …)")
             }
         default: throw error(expected: "a comparison operator (==, <, BEGINSWITH, IN, …)")

@@ -72,6 +72,7 @@ for (index, format) in [
     "value > 3 AND label BEGINSWITH[cd] 'LAB'", "parent.value == 1 OR children.@count > 1",
     "SUBQUERY(children, $c, $c.value > 4).@count != 0", "ANY tags.name == 't'", "label LIKE '*1?' OR label MATCHES 'l.*'",
     "value BETWEEN {2, 7} AND NOT (value IN {3, 4})", "partner == nil AND parent != nil", "children.@sum.value >= 10",
+    "label WORDSBEGINWITH[cd] 'lab 1' OR ANY tags.name WORDSBEGINWITH 't'",
 ].enumerated() {
     try write("FuzzPredicate", "predicate-\(index)", Array(format.utf8))
 }

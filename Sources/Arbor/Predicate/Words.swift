@@ -1,0 +1,172 @@
+/// The words of a text, as `WORDSBEGINWITH` and word indexes see them (Spec/predicates.md,
+/// "Words"): Unicode word boundaries (UAX #29's default rules for letters, numbers, Katakana and
+/// ideographs), keeping only the segments that hold a letter, a number or an ideograph.
+///
+/// "Gedenkstätte Dt. Widerstand (Berlin)" has the words "Gedenkstätte", "Dt", "Widerstand" and
+/// "Berlin"; "can't" and "3.5" are one word each; every ideograph and Hiragana character is a
+/// word of its own; emoji, spaces and punctuation between words belong to none.
+enum Words {
+    /// The words of `text`, in order, as written (not folded).
+    /// - Complexity: O(n) in the text's scalars.
+    static func split(_ text: String) -> [Substring] {
+        let scalars = text.unicodeScalars
+        var words: [Substring] = []
+        var start: String.Index?
+        var last: Kind = .other  // the kind of the last scalar of the current word, marks aside
+        var hasContent = false
+        var index = scalars.startIndex
+        func finish(at end: String.Index) {
+            if let begin = start, hasContent { words.append(text[begin..<end]) }
+            start = nil
+            last = .other
+            hasContent = false
+        }
+        while index < scalars.endIndex {
+            let scalar = scalars[index]
+            let kind = Kind(scalar)
+            let next = scalars.index(after: index)
+            switch kind {
+            case .extend:
+                // Marks and format characters stay with what they follow (WB4).
+                if start == nil { break }
+            case .single:
+                // A word by itself (with the marks that follow it).
+                finish(at: index)
+                start = index
+                last = .single
+                hasContent = true
+            case .letter, .numeric, .katakana, .connector:
+                if start == nil || !Self.joins(last, kind) {
+                    finish(at: index)
+                    start = index
+                }
+                last = kind
+                if kind != .connector { hasContent = true }
+            case .midLetter, .midNum, .midNumLet:
+                // Joins only between two letters (or two numbers for the numeric ones).
+                let bridged = start != nil && Self.nextKind(in: scalars, after: index).map { Self.bridges(kind, last, $0) } == true
+                if !bridged { finish(at: index) }
+            case .other:
+                finish(at: index)
+            }
+            index = next
+        }
+        finish(at: scalars.endIndex)
+        return words
+    }
+
+    /// The words of `text`, each folded with `options` (as `ValueOrder.fold`).
+    static func folded(_ text: String, _ options: StringOptions) -> [String] {
+        split(text).map { ValueOrder.fold(String($0), options) }
+    }
+
+    /// Whether every word of `query` is a prefix (by Unicode scalars, after folding with
+    /// `options`) of some word of `text`. True when the query has no words.
+    /// - Complexity: O((q + w) log w) for q query words and w words of the text.
+    static func allBeginWords(of text: String, query: String, _ options: StringOptions) -> Bool {
+        let wanted = folded(query, options)
+        guard !wanted.isEmpty else { return true }
+        // UTF-8 bytes order and prefix exactly as Unicode scalars do: sorted once, each query
+        // word is looked up by bisection.
+        let words = folded(text, options).map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        return wanted.allSatisfy { prefix in
+            let bytes = Array(prefix.utf8)
+            var low = 0, high = words.count
+            while low < high {
+                let middle = (low + high) / 2
+                if words[middle].lexicographicallyPrecedes(bytes) { low = middle + 1 } else { high = middle }
+            }
+            return low < words.count && words[low].starts(with: bytes)
+        }
+    }
+
+    /// The word-break class of a scalar, reduced to what the rules below need.
+    enum Kind: Equatable {
+        case letter, numeric, katakana, connector
+        /// An ideograph or a Hiragana character: a word by itself.
+        case single
+        /// A combining mark, a format character or a zero-width joiner: part of what precedes.
+        case extend
+        case midLetter, midNum, midNumLet
+        case other
+
+        init(_ scalar: Unicode.Scalar) {
+            let value = scalar.value
+            switch value {
+            case 0x27, 0x2E, 0x2018, 0x2019, 0x2024, 0xFE52, 0xFF07, 0xFF0E:
+                self = .midNumLet
+                return
+            case 0x3A, 0xB7, 0x387, 0x55F, 0x5F4, 0x2027, 0xFE13, 0xFE55, 0xFF1A:
+                self = .midLetter
+                return
+            case 0x2C, 0x3B, 0x37E, 0x589, 0x60C, 0x60D, 0x66C, 0x7F8, 0x2044, 0xFE10, 0xFE14, 0xFE50, 0xFE54, 0xFF0C, 0xFF1B:
+                self = .midNum
+                return
+            case 0x200D:
+                self = .extend
+                return
+            case 0x3040...0x309F:
+                self = .single  // Hiragana
+                return
+            case 0x30A1...0x30FA, 0x30FC...0x30FF, 0x31F0...0x31FF, 0x32D0...0x32FE, 0x3300...0x3357, 0xFF66...0xFF9D:
+                self = .katakana
+                return
+            default:
+                break
+            }
+            let properties = scalar.properties
+            if properties.isIdeographic {
+                self = .single
+                return
+            }
+            switch properties.generalCategory {
+            case .nonspacingMark, .spacingMark, .enclosingMark, .format:
+                self = .extend
+            case .decimalNumber, .letterNumber, .otherNumber:
+                self = .numeric
+            case .connectorPunctuation:
+                self = .connector
+            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter:
+                self = .letter
+            default:
+                self = properties.isAlphabetic ? .letter : .other
+            }
+        }
+    }
+
+    /// Whether a scalar of kind `next` continues a word whose last scalar is of kind `last`
+    /// (WB5, WB8–WB10, WB13, WB13a–b).
+    static func joins(_ last: Kind, _ next: Kind) -> Bool {
+        switch (last, next) {
+        case (.letter, .letter), (.letter, .numeric), (.numeric, .letter), (.numeric, .numeric), (.katakana, .katakana):
+            return true
+        case (.connector, .letter), (.connector, .numeric), (.connector, .katakana), (.connector, .connector),
+             (.letter, .connector), (.numeric, .connector), (.katakana, .connector):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether a middle character of kind `middle` between `before` and `after` keeps them in one
+    /// word (WB6–WB7 for letters, WB11–WB12 for numbers).
+    static func bridges(_ middle: Kind, _ before: Kind, _ after: Kind) -> Bool {
+        switch middle {
+        case .midLetter: return before == .letter && after == .letter
+        case .midNum: return before == .numeric && after == .numeric
+        case .midNumLet: return (before == .letter && after == .letter) || (before == .numeric && after == .numeric)
+        default: return false
+        }
+    }
+
+    /// The kind of the first scalar after `index` that is not a mark or format character.
+    static func nextKind(in scalars: String.UnicodeScalarView, after index: String.Index) -> Kind? {
+        var position = scalars.index(after: index)
+        while position < scalars.endIndex {
+            let kind = Kind(scalars[position])
+            if kind != .extend { return kind }
+            position = scalars.index(after: position)
+        }
+        return nil
+    }
+}
