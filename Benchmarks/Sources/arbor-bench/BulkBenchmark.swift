@@ -139,31 +139,27 @@ struct BulkBenchmark: ParsableCommand {
         guard foundBySQLite == stops / 2, sqliteSide.count == stops else {
             throw BenchError.wrongAnswer("SQLite's find-or-create found \(foundBySQLite), count \(sqliteSide.count)")
         }
-        if findParts.objects {
-            let arborSide = try ArborStopsSide(path: directory + "/stops.arbor", stored: stored)
+        /// Runs `find` against a new Arbor store `name` holding the stored half, and checks it
+        /// found that half and left every stop stored.
+        func timedFind(_ name: String, _ find: (ArborStopsSide) throws -> Int) throws -> Double {
+            let side = try ArborStopsSide(path: directory + "/" + name, stored: stored)
             var found = 0
-            let arborFind = try Clock.seconds { found = try arborSide.findOrCreate(incoming, batch: batch) }
-            guard found == stops / 2, arborSide.count == stops else {
-                throw BenchError.wrongAnswer("find-or-create found \(found), count \(arborSide.count)")
+            let seconds = try Clock.seconds { found = try find(side) }
+            guard found == stops / 2, side.count == stops else {
+                throw BenchError.wrongAnswer("find-or-create into \(name) found \(found), count \(side.count)")
             }
+            return seconds
+        }
+        if findParts.objects {
+            let arborFind = try timedFind("stops.arbor") { try $0.findOrCreate(incoming, batch: batch) }
             add("find-or-create: IN batches of \(batch), objects and saves", arborFind, sqliteFind)
             if wants("find") {
-                let oneByOneSide = try ArborStopsSide(path: directory + "/stops-one.arbor", stored: stored)
-                var foundOneByOne = 0
-                let oneByOne = try Clock.seconds { foundOneByOne = try oneByOneSide.findOrCreateOneByOne(incoming, batch: batch) }
-                guard foundOneByOne == found, oneByOneSide.count == stops else {
-                    throw BenchError.wrongAnswer("one fetch per record found \(foundOneByOne), count \(oneByOneSide.count)")
-                }
+                let oneByOne = try timedFind("stops-one.arbor") { try $0.findOrCreateOneByOne(incoming, batch: batch) }
                 add("find-or-create: IN batches against one fetch per record", arborFind, oneByOne, peer: "arbor, one fetch per record")
             }
         }
         if findParts.requests {
-            let requestsSide = try ArborStopsSide(path: directory + "/stops-requests.arbor", stored: stored)
-            var found = 0
-            let requestsFind = try Clock.seconds { found = try requestsSide.findOrCreateWithBatchRequests(incoming, batch: batch) }
-            guard found == stops / 2, requestsSide.count == stops else {
-                throw BenchError.wrongAnswer("find-or-create with batch requests found \(found), count \(requestsSide.count)")
-            }
+            let requestsFind = try timedFind("stops-requests.arbor") { try $0.findOrCreateWithBatchRequests(incoming, batch: batch) }
             add("find-or-create: IN batches of \(batch), batch requests", requestsFind, sqliteFind)
         }
         }

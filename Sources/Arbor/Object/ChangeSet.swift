@@ -19,10 +19,9 @@ struct ChangeSet: ExpressibleByDictionaryLiteral {
                 guard newValue != nil else { return }
                 grow(toInclude: slot)
             }
-            let setsValue = newValue != nil
-            var previous = newValue
-            swap(&previous, &values[slot])
-            count += (setsValue ? 1 : 0) - (previous != nil ? 1 : 0)
+            let hadValue = values[slot] != nil
+            values[slot] = newValue
+            count += (newValue != nil ? 1 : 0) - (hadValue ? 1 : 0)
         }
     }
 
@@ -30,12 +29,7 @@ struct ChangeSet: ExpressibleByDictionaryLiteral {
     /// slot, so the array grows once to a few slots more than asked, not once per slot.
     private mutating func grow(toInclude slot: Int) {
         let size = max(slot + 1, values.count * 2, 8)
-        if values.isEmpty {
-            values = Array(repeating: nil, count: size)
-        } else {
-            values.reserveCapacity(size)
-            while values.count < size { values.append(nil) }
-        }
+        values.append(contentsOf: repeatElement(nil, count: size - values.count))
     }
 
     /// Calls `body` on every value set, in slot order, letting it replace the value.

@@ -41,6 +41,8 @@ struct PredicateEvaluator {
     let resolver: SubjectResolver
     /// Compiled MATCHES patterns, by pattern and options.
     private var regexCache: [String: NSRegularExpression] = [:]
+    /// The folded words of each `WORDSBEGINWITH` query met, by options and query.
+    private var wordQueryCache: [String: [[UInt8]]] = [:]
     /// The last SUBQUERY met: a fetch evaluates the same one for every candidate row, and
     /// rewriting and planning it is worth doing once.
     private var lastSubquery: SubqueryPreparation?
@@ -371,7 +373,7 @@ struct PredicateEvaluator {
             }
         case .wordsBeginWith:
             guard case .string(let text) = a, case .string(let query) = b else { return false }
-            return Words.allBeginWords(of: text, query: query, options)
+            return Words.allBeginWords(of: text, wordQuery(query, options), options)
         case .beginsWith, .endsWith, .contains, .like, .matches:
             guard case .string(let text) = a, case .string(let pattern) = b else { return false }
             let folded = ValueOrder.fold(text, options), needle = ValueOrder.fold(pattern, options)
@@ -385,6 +387,15 @@ struct PredicateEvaluator {
             }
         case .between, .in: return false
         }
+    }
+
+    /// The folded words of a `WORDSBEGINWITH` query, made once per evaluator (as `regex`).
+    mutating func wordQuery(_ query: String, _ options: StringOptions) -> [[UInt8]] {
+        let key = "\(options.rawValue):\(query)"
+        if let cached = wordQueryCache[key] { return cached }
+        let words = Words.queryWords(query, options)
+        wordQueryCache[key] = words
+        return words
     }
 
     mutating func regex(_ pattern: String, _ options: StringOptions) throws -> NSRegularExpression {

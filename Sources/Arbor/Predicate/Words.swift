@@ -27,8 +27,8 @@ enum Words {
             let next = scalars.index(after: index)
             switch kind {
             case .extend:
-                // Marks and format characters stay with what they follow (WB4).
-                if start == nil { break }
+                // Marks and format characters stay with what they follow (WB4), and begin nothing.
+                break
             case .single:
                 // A word by itself (with the marks that follow it).
                 finish(at: index)
@@ -60,23 +60,31 @@ enum Words {
         split(text).map { ValueOrder.fold(String($0), options) }
     }
 
+    /// The words of a `WORDSBEGINWITH` query, folded with `options`, as UTF-8 bytes (whose
+    /// order and prefixes are those of Unicode scalars). Made once per query, not per row.
+    static func queryWords(_ query: String, _ options: StringOptions) -> [[UInt8]] {
+        folded(query, options).map { Array($0.utf8) }
+    }
+
     /// Whether every word of `query` is a prefix (by Unicode scalars, after folding with
     /// `options`) of some word of `text`. True when the query has no words.
-    /// - Complexity: O((q + w) log w) for q query words and w words of the text.
     static func allBeginWords(of text: String, query: String, _ options: StringOptions) -> Bool {
-        let wanted = folded(query, options)
+        allBeginWords(of: text, queryWords(query, options), options)
+    }
+
+    /// `allBeginWords(of:query:_:)` for query words made by `queryWords`.
+    /// - Complexity: O((q + w) log w) for q query words and w words of the text.
+    static func allBeginWords(of text: String, _ wanted: [[UInt8]], _ options: StringOptions) -> Bool {
         guard !wanted.isEmpty else { return true }
-        // UTF-8 bytes order and prefix exactly as Unicode scalars do: sorted once, each query
-        // word is looked up by bisection.
+        // Sorted once, each query word is looked up by bisection.
         let words = folded(text, options).map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
         return wanted.allSatisfy { prefix in
-            let bytes = Array(prefix.utf8)
             var low = 0, high = words.count
             while low < high {
                 let middle = (low + high) / 2
-                if words[middle].lexicographicallyPrecedes(bytes) { low = middle + 1 } else { high = middle }
+                if words[middle].lexicographicallyPrecedes(prefix) { low = middle + 1 } else { high = middle }
             }
-            return low < words.count && words[low].starts(with: bytes)
+            return low < words.count && words[low].starts(with: prefix)
         }
     }
 

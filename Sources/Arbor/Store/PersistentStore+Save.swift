@@ -208,8 +208,9 @@ final class SaveWriter {
 
     // MARK: Rows
 
-    private func readCurrent(_ id: ObjectID, expected: UInt64?, stored: StoredRow?? = nil) throws -> StoredRow? {
-        let row = try stored ?? store.readRow(tx, id)
+    /// `row`, the row of `id` as stored now (nil when gone), after noting a conflict when its
+    /// version is not the `expected` one.
+    private func checkedVersion(_ row: StoredRow?, of id: ObjectID, expected: UInt64?) -> StoredRow? {
         if let expected, row?.version != expected {
             conflicts.append(SaveConflict(objectID: id, expectedVersion: expected, storedVersion: row?.version))
         }
@@ -220,7 +221,7 @@ final class SaveWriter {
     private func writeUpdate(_ update: SaveRequest.RowWrite, stored: StoredRow?) throws {
         guard let expected = update.expectedVersion, stored?.version != expected, policy != .error else {
             // No conflict (or no policy): the plain optimistic-locking check.
-            guard let old = try readCurrent(update.id, expected: update.expectedVersion, stored: .some(stored)) else {
+            guard let old = checkedVersion(stored, of: update.id, expected: update.expectedVersion) else {
                 if update.expectedVersion == nil {
                     conflicts.append(SaveConflict(objectID: update.id, expectedVersion: 0, storedVersion: nil))
                 }
@@ -303,7 +304,7 @@ final class SaveWriter {
     }
 
     private func deleteRow(_ delete: SaveRequest.RowDelete) throws {
-        guard let old = try readCurrent(delete.id, expected: delete.expectedVersion) else { return }
+        guard let old = checkedVersion(try store.readRow(tx, delete.id), of: delete.id, expected: delete.expectedVersion) else { return }
         let id = delete.id
         guard let info = store.model.infosByCode[old.entityCode] else { return }
         for index in info.indexes {
