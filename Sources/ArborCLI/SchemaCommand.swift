@@ -46,7 +46,12 @@ struct SchemaCommand: ParsableCommand {
                 text += "  \(relationship.name) -> \(target), inverse \(relationship.inverse), delete rule \(relationship.deleteRule.rawValue)\n"
             }
             for index in entity.indexes {
-                let kind = index.isUnique ? "unique" : (index.isNormalized ? "index (folded)" : "index")
+                let kind: String
+                switch index.kind {
+                case .words: kind = "words index"
+                case .substrings: kind = "substrings index"
+                case .values: kind = index.isUnique ? "unique" : (index.isNormalized ? "index (folded)" : "index")
+                }
                 text += "  \(kind) \(index.name) (\(index.properties.joined(separator: ", ")))\n"
             }
         }

@@ -93,11 +93,14 @@ struct FetchDifferentialTests {
 
     /// Seeds 6 and up use a model without the (stop, departureTime) index: SUBQUERY then reads
     /// members through the foreign-key index (and filters their row bytes). Seeds 2, 5 and 8
-    /// use a store of key format 1 (fixed int64 key components, as older versions wrote).
+    /// use a store of key format 1 (fixed int64 key components, as older versions wrote); seeds
+    /// 1, 4 and 7 add words and substrings indexes on the name.
     @Test("random predicates: fetch equals in-memory evaluation", arguments: 0..<9)
     func differential(seed: UInt64) throws {
         var entities = Fixtures.transitEntities()
         if seed >= 6 { entities[1].indexes = [] }
+        // Seeds 1, 4 and 7 search names through words and substrings indexes.
+        if seed % 3 == 1 { entities[0].indexes += [IndexDescription(["name"], kind: .words), IndexDescription(["name"], kind: .substrings)] }
         let stack = try TestStack(model: try ManagedObjectModel(entities: entities), keyFormat: seed % 3 == 2 ? 1 : 2)
         var generator = Generator(random: SplitMix64(seed: 0xFE7C + seed))
         try Self.seed(stack, &generator)

@@ -114,7 +114,7 @@ enum MigrationFixture {
                     let pk = try #require(IndexKeys.trailingKey(key))
                     let row = try RowCodec.decode(value, context: "test")
                     for (member, index) in indexes where member.code == row.entityCode {
-                        if let entry = store.keys.indexKey(index, columns: row.columns, key: pk) { expected[index.tree]?.insert(entry) }
+                        for entry in store.keys.indexKeys(index, columns: row.columns, key: pk) { expected[index.tree]?.insert(entry) }
                     }
                     return true
                 }

@@ -61,18 +61,23 @@ public struct FetchStatistics: Equatable, Sendable {
         var text: String { fixed ?? plan?.description ?? "" }
     }
 
-    /// `conditionKeys`: the properties the predicate's conditions could bound (asked only when
-    /// the fetch read many more rows than matched).
-    static func suggestion(for plan: QueryPlan, conditionKeys: () -> [String], examined: Int, matched: Int) -> String? {
+    /// `conditionKeys`: the properties the predicate's conditions could bound; `textHint`: the
+    /// text index a word or substring comparison would use (both asked only when the fetch
+    /// read many more rows than matched).
+    static func suggestion(for plan: QueryPlan, conditionKeys: () -> [String], textHint: () -> String?,
+                           examined: Int, matched: Int) -> String? {
         guard examined >= 1000, matched * 10 < examined else { return nil }
         switch plan.access {
         case .scan:
+            // A text search that gave way to the scan: the index exists.
+            guard plan.usedConditions.isEmpty else { return nil }
+            if let hint = textHint() { return "scanned \(examined) rows for \(matched); \(hint)" }
             let keys = conditionKeys()
             guard !keys.isEmpty else {
                 return "scanned \(examined) rows for \(matched); no condition compares a column of \(plan.entity.name) with a constant, so no index can narrow it"
             }
             return "scanned \(examined) rows for \(matched); an index on \(plan.entity.name)(\(keys.joined(separator: ", "))) would help"
-        case .union, .rows, .related:
+        case .union, .rows, .related, .text:
             return nil
         case .index(let index, _):
             let keys = conditionKeys()
@@ -130,11 +135,11 @@ extension PersistentStore {
         // the key), so the walk stops once `count` rows matched and the ties are in.
         var orderedIndex: (index: EntityInfo.Index, ascending: Bool, count: Int, position: Int)?
         if case .scan = plan.access, let ordered, let attribute = info.attribute(named: ordered.attribute),
-           let index = info.indexes.first(where: { $0.slots.first == attribute.slot && !$0.isNormalized && !$0.isForeignKey }) {
+           let index = info.indexes.first(where: { $0.slots.first == attribute.slot && !$0.isNormalized && !$0.isText && !$0.isForeignKey }) {
             orderedIndex = (index, ordered.ascending, ordered.count, 0)
             plan = QueryPlan(entity: info, access: .index(index, [KeyRange.all]),
                              usedConditions: [.text("ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)")])
-        } else if case .index(let index, let ranges) = plan.access, ranges.count == 1, !index.isNormalized, let ordered,
+        } else if case .index(let index, let ranges) = plan.access, ranges.count == 1, !index.isNormalized, !index.isText, let ordered,
                   let attribute = info.attribute(named: ordered.attribute), let predicate {
             // One range under equalities on the leading columns: when the sort column comes
             // next, the range itself is in sort order (the geo box does not qualify; a stop's
@@ -213,8 +218,8 @@ extension PersistentStore {
                     found.append(FetchedRow(id: id, row: row, values: values))
                     return true
                 }
-                switch plan.access {
-                case .scan:
+                /// Reads every row of the entity's tree.
+                func scan() throws {
                     try tx.tree(info.rowTree).forEachUnsafe { key, value in
                         if let limit, found.matched >= limit { return false }
                         guard let pk = IndexKeys.trailingKey(key) else {
@@ -228,6 +233,25 @@ extension PersistentStore {
                         } else {
                             try consider(pk, try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)"))
                         }
+                        return true
+                    }
+                }
+                switch plan.access {
+                case .scan:
+                    try scan()
+                case .text(let search):
+                    let rowCount = try tx.tree(info.rowTree).count
+                    var entries = 0
+                    guard let candidates = try textCandidates(search, rowCount: rowCount, tx, examined: &entries) else {
+                        // Too common a term: every row is read once instead.
+                        plan = QueryPlan(entity: info, access: .scan, usedConditions: [.text("\(search.index.tree) not used: its rarest prefix is in more than a quarter of the rows")])
+                        try scan()
+                        break
+                    }
+                    found.examined += entries
+                    try visitRows(tx, tree: info.rowTree, sortedKeys: candidates) { pk, bytes in
+                        if let limit, found.matched >= limit { return false }
+                        try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
                         return true
                     }
                 case .index(let index, let ranges):
@@ -347,6 +371,7 @@ extension PersistentStore {
         let examined = found.examined, matched = found.matched
         return FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched,
                                suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
+                                                                      textHint: { QueryPlanner.textIndexHint(predicate, for: info) },
                                                                       examined: examined, matched: matched))
     }
 

@@ -10,7 +10,8 @@ extension QueryPlanner {
     static func ranges(for index: EntityInfo.Index, _ conditions: ColumnConditions)
         -> (Int, [KeyRange], [ConditionLabel], exact: KeyPositions)? {
         // Most indexes of an entity are not led by a bounded column: ruled out before any work.
-        guard let first = index.slots.first, conditions.contains(slot: first) else { return nil }
+        // A text index holds terms, not values (see `textSearch`).
+        guard !index.isText, let first = index.slots.first, conditions.contains(slot: first) else { return nil }
         // The encoded leading columns of each search, ascending: equalities extend each, an
         // IN list multiplies them (lists are sorted, so the products stay in key order, and
         // their ranges are disjoint since no component's encoding is a prefix of another's).

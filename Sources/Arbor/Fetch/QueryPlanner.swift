@@ -14,6 +14,8 @@ struct QueryPlan: CustomStringConvertible {
         case rows(QueryPlanner.RowKeys)
         /// The rows related to what an index of another entity finds (`stop.stopID IN %@`).
         case related(QueryPlanner.RelatedSearch)
+        /// The rows a words or substrings index finds for every probe (`name WORDSBEGINWITH[cd] "wider berl"`).
+        case text(QueryPlanner.TextSearch)
     }
 
     let entity: EntityInfo
@@ -36,7 +38,12 @@ struct QueryPlan: CustomStringConvertible {
 
     var description: String {
         switch access {
-        case .scan: return "SCAN \(entity.rowTree)"
+        case .scan:
+            // Conditions only when a text search gave way to the scan (see `PersistentStore.textCandidates`).
+            return "SCAN \(entity.rowTree)" + (usedConditions.isEmpty ? "" : " (\(usedConditions.map(\.description).joined(separator: "; ")))")
+        case .text(let search):
+            return "SEARCH \(search.index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
+                + (search.probes.count > 1 ? " × \(search.probes.count) prefixes" : "")
         case .union(let branches):
             return "MULTI-INDEX OR: " + branches.map(\.description).joined(separator: " ∪ ")
         case .index(let index, let ranges):
@@ -138,6 +145,10 @@ enum QueryPlanner {
             var plan = QueryPlan(entity: info, access: .rows(keys), usedConditions: [.predicate(parts[position])])
             plan.residual = .part(remainder(parts, without: position))
             return plan
+        }
+        // A text index serves what no values index narrows by equality.
+        if (best?.score ?? 0) < 4, let (search, used) = textSearch(parts, info: info) {
+            return QueryPlan(entity: info, access: .text(search), usedConditions: used)
         }
         // A search of a related entity's index, then the rows it leads to, when no index of
         // the entity narrows as much.

@@ -18,7 +18,7 @@ final class MemberProbePlan {
     init?(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate, store: PersistentStore) {
         guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName),
               let inverse = destination.relationship(named: relationship.description.inverse),
-              let index = destination.indexes.first(where: { $0.slots.count >= 2 && $0.slots[0] == inverse.slot && !$0.isForeignKey })
+              let index = destination.indexes.first(where: { $0.slots.count >= 2 && $0.slots[0] == inverse.slot && !$0.isForeignKey && !$0.isText })
         else { return nil }
         let parts = QueryPlanner.conjuncts(predicate)
         let stated = QueryPlanner.statedConditions(parts, info: destination, store: store)

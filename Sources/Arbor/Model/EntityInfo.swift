@@ -70,6 +70,9 @@ final class EntityInfo: Sendable {
         let isUnique: Bool
         /// String columns are indexed by their [cd]-folded form.
         let isNormalized: Bool
+        /// Values (one entry per row), or the words or substrings of one string column (one
+        /// entry per distinct term: see `TextTerms`).
+        let kind: IndexDescription.Kind
         /// Foreign-key index of an ordered relationship: the order column follows the key.
         let orderSlot: Int?
         /// The automatic index of a to-one relationship: rows with a nil reference have no entry.
@@ -77,16 +80,20 @@ final class EntityInfo: Sendable {
         let isForeignKey: Bool
 
         init(name: String, tree: String, slots: [Int], properties: [String], isUnique: Bool, isNormalized: Bool = false,
-             orderSlot: Int?, isForeignKey: Bool = false) {
+             kind: IndexDescription.Kind = .values, orderSlot: Int?, isForeignKey: Bool = false) {
             self.name = name
             self.tree = tree
             self.slots = slots
             self.properties = properties
             self.isUnique = isUnique
             self.isNormalized = isNormalized
+            self.kind = kind
             self.orderSlot = orderSlot
             self.isForeignKey = isForeignKey
         }
+
+        /// A words or substrings index: entries per term, not per row.
+        var isText: Bool { kind != .values }
     }
 
     let name: String

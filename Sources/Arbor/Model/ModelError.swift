@@ -9,6 +9,8 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
     case missingInverse(entity: String, relationship: String, inverse: String)
     case inverseMismatch(entity: String, relationship: String, detail: String)
     case unknownIndexProperty(entity: String, index: String, property: String)
+    /// A words or substrings index that does not name exactly one string attribute, or is unique.
+    case invalidTextIndex(entity: String, index: String, detail: String)
     case invalidDefault(entity: String, attribute: String, detail: String)
     case unknownConfigurationEntity(configuration: String, entity: String)
     case tooManyEntities(Int)
@@ -27,6 +29,7 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
         case .inverseMismatch(let entity, let relationship, let detail): return "\(entity).\(relationship): \(detail)"
         case .unknownIndexProperty(let entity, let index, let property):
             return "entity \(entity), index \(index): \(property) is not an attribute or to-one relationship"
+        case .invalidTextIndex(let entity, let index, let detail): return "entity \(entity), index \(index): \(detail)"
         case .invalidDefault(let entity, let attribute, let detail): return "\(entity).\(attribute): invalid default value: \(detail)"
         case .unknownConfigurationEntity(let configuration, let entity):
             return "configuration \(configuration) names entity \(entity), which is not in the model"

@@ -110,9 +110,17 @@ struct ModelResolver {
                 }
                 guard !slots.isEmpty else { throw ModelError.unknownIndexProperty(entity: name, index: index.name, property: "") }
                 guard indexes.allSatisfy({ $0.name != index.name }) else { throw ModelError.duplicateProperty(entity: name, property: index.name) }
+                if index.kind != .values {
+                    guard slots.count == 1, attributes.first(where: { $0.slot == slots[0] })?.description.type == .string else {
+                        throw ModelError.invalidTextIndex(entity: name, index: index.name, detail: "a \(index.kind.rawValue) index names one string attribute")
+                    }
+                    guard !index.isUnique else {
+                        throw ModelError.invalidTextIndex(entity: name, index: index.name, detail: "a \(index.kind.rawValue) index cannot be unique")
+                    }
+                }
                 indexes.append(EntityInfo.Index(name: index.name, tree: StoreLayout.indexTree(entity: name, index: index.name),
                                                 slots: slots, properties: index.properties, isUnique: index.isUnique,
-                                                isNormalized: index.isNormalized, orderSlot: nil))
+                                                isNormalized: index.isNormalized, kind: index.kind, orderSlot: nil))
             }
             for relationship in relationships where relationship.kind == .toOne && entity.relationships.contains(where: { $0.name == relationship.description.name }) {
                 guard let tree = relationship.foreignKeyTree else { continue }

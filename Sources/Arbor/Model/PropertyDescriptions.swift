@@ -71,8 +71,21 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
     }
 }
 
-/// A compound index (or uniqueness constraint) over attributes and to-one relationships.
+/// A compound index (or uniqueness constraint) over attributes and to-one relationships, or a
+/// text index over one string attribute.
 public struct IndexDescription: Codable, Hashable, Sendable {
+    /// What an index's entries hold.
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        /// One entry per row: the values of the indexed properties, in order.
+        case values
+        /// One entry per distinct word of a string attribute, folded as `[cd]` folds
+        /// (words as Spec/predicates.md defines them): serves `WORDSBEGINWITH[cd]`.
+        case words
+        /// One entry per distinct run of up to three scalars of a string attribute, folded as
+        /// `[cd]` folds: serves `CONTAINS[cd]` and `LIKE[cd]`.
+        case substrings
+    }
+
     public var name: String
     /// Property names, most significant first (for a geo box: `["longitude", "latitude"]`).
     public var properties: [String]
@@ -80,12 +93,46 @@ public struct IndexDescription: Codable, Hashable, Sendable {
     /// Index string columns by their case- and diacritic-folded form, so `BEGINSWITH[cd]` and
     /// `==[cd]` comparisons use the index (no hand-maintained normalized attribute needed).
     public var isNormalized: Bool
+    /// What the entries hold: values (the default), words or substrings. A words or substrings
+    /// index names one string attribute and is never unique.
+    public var kind: Kind
 
-    public init(name: String? = nil, _ properties: [String], unique: Bool = false, normalized: Bool = false) {
+    public init(name: String? = nil, _ properties: [String], unique: Bool = false, normalized: Bool = false, kind: Kind = .values) {
         self.properties = properties
         self.isUnique = unique
         self.isNormalized = normalized
-        self.name = name ?? ((unique ? "unique_" : normalized ? "folded_" : "by_") + properties.joined(separator: "_"))
+        self.kind = kind
+        let prefix: String
+        switch kind {
+        case .values: prefix = unique ? "unique_" : normalized ? "folded_" : "by_"
+        case .words: prefix = "words_"
+        case .substrings: prefix = "substrings_"
+        }
+        self.name = name ?? (prefix + properties.joined(separator: "_"))
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, properties, isUnique, isNormalized, kind
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        properties = try container.decode([String].self, forKey: .properties)
+        isUnique = try container.decode(Bool.self, forKey: .isUnique)
+        isNormalized = try container.decode(Bool.self, forKey: .isNormalized)
+        kind = try container.decodeIfPresent(Kind.self, forKey: .kind) ?? .values
+    }
+
+    /// A values index is encoded without its kind, so the stored form (and the model hash) of
+    /// every model written before kinds existed is unchanged.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(properties, forKey: .properties)
+        try container.encode(isUnique, forKey: .isUnique)
+        try container.encode(isNormalized, forKey: .isNormalized)
+        if kind != .values { try container.encode(kind, forKey: .kind) }
     }
 }
 

@@ -94,7 +94,7 @@ extension FetchedResultsControllerBase {
         if sorts.count == 2 {
             let second = sorts[1]
             guard second.ascending, second.options.isEmpty, info.attribute(named: second.keyPath) != nil,
-                  let index = info.indexes.first(where: { $0.properties == [relationship.description.name, second.keyPath] && !$0.isNormalized })
+                  let index = info.indexes.first(where: { $0.properties == [relationship.description.name, second.keyPath] && !$0.isNormalized && !$0.isText })
             else { return nil }
             memberIndex = index
         }
@@ -142,7 +142,7 @@ extension FetchedResultsControllerBase {
         let sorts = fetchRequest.sortDescriptors
         guard sorts.count == 1, sorts[0].ascending, sorts[0].options.isEmpty, let attribute = info.attribute(named: sorts[0].keyPath),
               [.string, .int16, .int32, .int64].contains(attribute.description.type),
-              let index = info.indexes.first(where: { $0.properties == [sorts[0].keyPath] && !$0.isNormalized && !$0.isForeignKey }),
+              let index = info.indexes.first(where: { $0.properties == [sorts[0].keyPath] && !$0.isNormalized && !$0.isText && !$0.isForeignKey }),
               stores.filter({ $0.holds(info) }).count == 1, let store = stores.first(where: { $0.holds(info) }) else { return nil }
         let codes = fetchRequest.includesSubentities ? info.descendantCodes : [info.code]
         var builder = ResultsBuilder(stores: stores, model: model)

@@ -62,8 +62,8 @@ struct IndexKeys: Sendable {
         return tupleValue(column)
     }
 
-    /// The entry of `row` (primary key `key`) in `index`; nil when the row has no entry (a
-    /// foreign key that is nil).
+    /// The entry of `row` (primary key `key`) in values index `index`; nil when the row has no
+    /// entry (a foreign key that is nil), or `index` is a text index (see `indexKeys`).
     func indexKey<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns, key: Int64) -> [UInt8]? where Columns.Index == Int {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(index.slots.count * 10 + 20)
@@ -74,6 +74,8 @@ struct IndexKeys: Sendable {
     /// nothing, when the row has no entry.
     func appendIndexKey<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns, key: Int64,
                                                                        to bytes: inout [UInt8]) -> Bool where Columns.Index == Int {
+        // A text index has entries per term (`textKeys`), never one per row.
+        if index.isText { return false }
         if index.isForeignKey, let first = index.slots.first, first < columns.count, columns[first].isNull { return false }
         guard index.slots.allSatisfy({ $0 < columns.count }), index.orderSlot.map({ $0 < columns.count }) ?? true else { return false }
         // Components appended straight into the key: no array of values to encode.
@@ -83,6 +85,26 @@ struct IndexKeys: Sendable {
         if let orderSlot = index.orderSlot { TupleKey.append(tupleValue(columns[orderSlot]), descending: false, to: &bytes) }
         TupleKey.append(integer(key), descending: false, to: &bytes)
         return true
+    }
+
+    /// Every entry of the row in `index`: at most one for a values index (see `indexKey`), one
+    /// per distinct term for a words or substrings index (see `textKeys`).
+    func indexKeys<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns, key: Int64) -> [[UInt8]] where Columns.Index == Int {
+        if index.isText { return textKeys(index, columns: columns, key: key) }
+        return indexKey(index, columns: columns, key: key).map { [$0] } ?? []
+    }
+
+    /// The entries of the row in a words or substrings index, in key order: `(term, primary
+    /// key)` for each distinct term of its string (none for nil or a non-string value).
+    func textKeys<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns, key: Int64) -> [[UInt8]] where Columns.Index == Int {
+        guard let slot = index.slots.first, slot < columns.count, case .value(.string(let text)) = columns[slot] else { return [] }
+        return TextTerms.terms(of: text, kind: index.kind).map { term in
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(term.utf8.count + 12)
+            TupleKey.append(.string(term), descending: false, to: &bytes)
+            TupleKey.append(integer(key), descending: false, to: &bytes)
+            return bytes
+        }
     }
 
     /// The prefix shared by entries of `index` whose leading columns equal `columns` (for

@@ -308,7 +308,7 @@ final class SaveWriter {
         let id = delete.id
         guard let info = store.model.infosByCode[old.entityCode] else { return }
         for index in info.indexes {
-            if let key = store.keys.indexKey(index, columns: old.columns, key: id.primaryKey) { _ = try tx.tree(index.tree).delete(key) }
+            for key in store.keys.indexKeys(index, columns: old.columns, key: id.primaryKey) { _ = try tx.tree(index.tree).delete(key) }
         }
         _ = try tx.tree(info.rowTree).delete(store.keys.rowKey(id.primaryKey))
         for relationship in info.relationships where relationship.kind == .manyToMany {

@@ -9,6 +9,7 @@ extension SaveWriter {
     func moveIndexEntry<Old: RandomAccessCollection<ColumnValue>, New: RandomAccessCollection<ColumnValue>>(
         _ index: EntityInfo.Index, of id: ObjectID, from old: Old?, to new: New
     ) where Old.Index == Int, New.Index == Int {
+        if index.isText { return moveTextEntries(index, of: id, from: old, to: new) }
         let info = id.info, keys = store.keys
         oldKeyBuffer.removeAll(keepingCapacity: true)
         newKeyBuffer.removeAll(keepingCapacity: true)
@@ -24,6 +25,35 @@ extension SaveWriter {
         // Values that take a unique index's entry are checked (nil never conflicts).
         if index.isUnique, index !== resolvedUniqueIndex, index.slots.allSatisfy({ $0 < new.count && !new[$0].isNull }) {
             uniqueEntries[ObjectIdentifier(index), default: (index, [])].entries.append((newKeyBuffer, id))
+        }
+    }
+
+    /// Moves `id`'s entries in text index `index` from the terms of `old` to those of `new`:
+    /// the terms only one side has are deleted or put (a renamed stop keeps its common words).
+    private func moveTextEntries<Old: RandomAccessCollection<ColumnValue>, New: RandomAccessCollection<ColumnValue>>(
+        _ index: EntityInfo.Index, of id: ObjectID, from old: Old?, to new: New
+    ) where Old.Index == Int, New.Index == Int {
+        let keys = store.keys
+        if let old, let slot = index.slots.first, slot < old.count, slot < new.count, old[slot] == new[slot] { return }
+        let before = old.map { keys.textKeys(index, columns: $0, key: id.primaryKey) } ?? []
+        let after = keys.textKeys(index, columns: new, key: id.primaryKey)
+        guard before != after else { return }
+        let value = keys.entryValue(id.info.code, root: id.info.rootCode)
+        // Both lists are in key order: one merge finds what only one side has.
+        let slot = ObjectIdentifier(index)
+        var b = 0, a = 0
+        while b < before.count || a < after.count {
+            let order = b == before.count ? 1 : a == after.count ? -1 : compareBytes(before[b], after[a])
+            if order < 0 {
+                indexChanges[slot, default: (index, TreeChanges())].changes.delete(before[b])
+                b += 1
+            } else if order > 0 {
+                indexChanges[slot, default: (index, TreeChanges())].changes.put(after[a], value)
+                a += 1
+            } else {
+                b += 1
+                a += 1
+            }
         }
     }
 

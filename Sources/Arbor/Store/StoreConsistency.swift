@@ -27,8 +27,9 @@ extension PersistentStore {
                         }
                         rows[root.code, default: []].insert(pk)
                         for index in info.indexes {
-                            guard let entry = keys.indexKey(index, columns: row.columns, key: pk) else { continue }
-                            expected[index.tree, default: []].insert(entry + keys.entryValue(info.code, root: root.code))
+                            for entry in keys.indexKeys(index, columns: row.columns, key: pk) {
+                                expected[index.tree, default: []].insert(entry + keys.entryValue(info.code, root: root.code))
+                            }
                         }
                         return true
                     }

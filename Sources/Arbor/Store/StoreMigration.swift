@@ -183,9 +183,10 @@ private struct Migration {
             }
             let row = try RowCodec.decode(value, context: "\(root.rowTree)/\(pk)")
             for (position, entry) in rebuilt.enumerated() where entry.codes.contains(row.entityCode) {
-                guard let indexKey = keys.indexKey(entry.index, columns: row.columns, key: pk) else { continue }
-                let prefixLength = entry.index.isUnique ? keys.uniquePrefix(entry.index, columns: row.columns)?.count ?? 0 : 0
-                entries[position].append(indexKey, code: row.entityCode, uniquePrefixLength: prefixLength)
+                for indexKey in keys.indexKeys(entry.index, columns: row.columns, key: pk) {
+                    let prefixLength = entry.index.isUnique ? keys.uniquePrefix(entry.index, columns: row.columns)?.count ?? 0 : 0
+                    entries[position].append(indexKey, code: row.entityCode, uniquePrefixLength: prefixLength)
+                }
             }
             return true
         }
@@ -215,7 +216,7 @@ private struct Migration {
               let previous = origin.indexes.first(where: { $0.tree == index.tree }) else { return false }
         let originsOfProperties = index.properties.map { plan.propertyOrigins["\(info.name).\($0)"] ?? "?" }
         return originsOfProperties == previous.properties && previous.isUnique == index.isUnique
-            && previous.isNormalized == index.isNormalized && previous.isForeignKey == index.isForeignKey
+            && previous.isNormalized == index.isNormalized && previous.kind == index.kind && previous.isForeignKey == index.isForeignKey
             && (previous.orderSlot == nil) == (index.orderSlot == nil)
     }
 

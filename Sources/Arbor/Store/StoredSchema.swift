@@ -81,9 +81,10 @@ extension ManagedObjectModel {
     }
 
     /// The indexes kept for the entity named `entity`, as (tree name, properties, unique,
-    /// normalized), including inherited ones and the automatic foreign-key indexes.
-    public func indexes(ofEntity entity: String) -> [(tree: String, properties: [String], isUnique: Bool, isNormalized: Bool)]? {
-        info(named: entity)?.indexes.map { ($0.tree, $0.properties, $0.isUnique, $0.isNormalized) }
+    /// normalized, kind), including inherited ones and the automatic foreign-key indexes.
+    public func indexes(ofEntity entity: String) -> [(tree: String, properties: [String], isUnique: Bool, isNormalized: Bool,
+                                                      kind: IndexDescription.Kind)]? {
+        info(named: entity)?.indexes.map { ($0.tree, $0.properties, $0.isUnique, $0.isNormalized, $0.kind) }
     }
 
     /// The names of the entities, in model order.

@@ -50,6 +50,12 @@ struct DeletionPlan {
                 doomed[ObjectIdentifier(info), default: (info, [])].keys.append(id.primaryKey)
                 doomedCount += 1
                 for index in info.indexes {
+                    if index.isText {
+                        for entry in store.keys.textKeys(index, columns: row.columns, key: id.primaryKey) {
+                            removals[index.tree, default: TreeChanges()].delete(entry)
+                        }
+                        continue
+                    }
                     key.removeAll(keepingCapacity: true)
                     if store.keys.appendIndexKey(index, columns: row.columns, key: id.primaryKey, to: &key) {
                         key.withUnsafeBytes { removals[index.tree, default: TreeChanges()].delete(key: $0) }

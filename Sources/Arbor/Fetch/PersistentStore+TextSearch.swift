@@ -1,0 +1,70 @@
+import ArborEngine
+
+extension PersistentStore {
+    /// The primary keys (ascending, distinct) of the rows that have an entry beginning with
+    /// every probe of `search`, rarest probe first; nil when even the rarest probe's entries
+    /// outnumber a quarter of the entity's rows (`rowCount`), where reading every row costs
+    /// less than looking rows up one by one. `examined` counts the index entries read.
+    ///
+    /// Probes are counted first (whole leaves, no cells decoded). The rarest gives the
+    /// candidates; each next one narrows them by a merge, while there are enough candidates
+    /// that reading its range costs less than evaluating them.
+    /// - Throws: `StoreError.corruptRow` for a malformed entry.
+    /// - Complexity: O(p log n) to count p probes, then O(e) in the entries read.
+    func textCandidates(_ search: QueryPlanner.TextSearch, rowCount: Int, _ tx: Transaction, examined: inout Int) throws -> [Int64]? {
+        let tree = try tx.tree(search.index.tree)
+        var counted: [(range: KeyRange, count: Int)] = []
+        for probe in search.probes {
+            let range = QueryPlanner.TextSearch.range(probe)
+            counted.append((range, try tree.count(in: range)))
+        }
+        counted.sort { $0.count < $1.count }
+        guard let rarest = counted.first else { return nil }
+        guard rarest.count <= max(rowCount / 4, 64) else { return nil }
+        var candidates = try keys(in: rarest.range, of: tree, examined: &examined)
+        for (range, count) in counted.dropFirst() {
+            // Few candidates are checked on their rows sooner than a large range is read.
+            guard candidates.count > 16, count <= candidates.count * 32 else { break }
+            let other = try keys(in: range, of: tree, examined: &examined)
+            candidates = Self.intersection(candidates, other)
+        }
+        return candidates
+    }
+
+    /// The primary keys of the entries in `range` of a text index, ascending and distinct (a
+    /// row has one entry per term, and a prefix can begin several of its terms).
+    private func keys(in range: KeyRange, of tree: Tree, examined: inout Int) throws -> [Int64] {
+        var found: [Int64] = []
+        try tree.forEachUnsafe(in: range) { key, _ in
+            guard let pk = IndexKeys.trailingKey(key) else {
+                throw StoreError.corruptRow(location: tree.name, detail: "malformed index entry")
+            }
+            found.append(pk)
+            return true
+        }
+        examined += found.count
+        found.sort()
+        var kept = 0
+        for position in found.indices where kept == 0 || found[position] != found[kept - 1] {
+            found[kept] = found[position]
+            kept += 1
+        }
+        found.removeLast(found.count - kept)
+        return found
+    }
+
+    /// The keys both ascending lists hold.
+    static func intersection(_ a: [Int64], _ b: [Int64]) -> [Int64] {
+        var result: [Int64] = []
+        result.reserveCapacity(min(a.count, b.count))
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            if a[i] < b[j] { i += 1 } else if a[i] > b[j] { j += 1 } else {
+                result.append(a[i])
+                i += 1
+                j += 1
+            }
+        }
+        return result
+    }
+}
