@@ -141,6 +141,13 @@ public enum TupleKey {
         withUnsafeBytes(of: value.bigEndian) { output.append(contentsOf: $0) }
     }
 
+    /// Appends an ascending string component given by its UTF-8 bytes (as `.string` encodes
+    /// it), for text already held as bytes.
+    public static func appendString<S: Sequence>(utf8 bytes: S, to output: inout [UInt8]) where S.Element == UInt8 {
+        output.append(TupleValue.string("").tag)
+        appendEscaped(bytes, &output)
+    }
+
     private static func appendEscaped<S: Sequence>(_ bytes: S, _ output: inout [UInt8]) where S.Element == UInt8 {
         for byte in bytes {
             output.append(byte)

@@ -38,7 +38,7 @@ extension QueryPlanner {
             let found = kind == .words ? TextTerms.wordProbes(text) : substringProbes(comparison.op, text)
             guard !found.isEmpty else { continue }
             chosen = index
-            probes += found.filter { !probes.contains($0) }
+            for probe in found where probes.count < TextTerms.maximumProbes && !probes.contains(probe) { probes.append(probe) }
             used.append(.predicate(conjunct))
         }
         guard let chosen, !probes.isEmpty else { return nil }
@@ -78,7 +78,8 @@ extension QueryPlanner {
         let folded = ValueOrder.fold(text, IndexKeys.normalization)
         var probes: [String] = []
         for run in folded.unicodeScalars.split(whereSeparator: { $0 == "*" || $0 == "?" }) {
-            for probe in TextTerms.substringProbes(String(String.UnicodeScalarView(run)), isFolded: true) where !probes.contains(probe) {
+            for probe in TextTerms.substringProbes(String(String.UnicodeScalarView(run)), isFolded: true)
+            where probes.count < TextTerms.maximumProbes && !probes.contains(probe) {
                 probes.append(probe)
             }
         }

@@ -94,17 +94,26 @@ struct IndexKeys: Sendable {
         return indexKey(index, columns: columns, key: key).map { [$0] } ?? []
     }
 
-    /// The entries of the row in a words or substrings index, in key order: `(term, primary
-    /// key)` for each distinct term of its string (none for nil or a non-string value).
+    /// The entries of the row in a words or substrings index, in key order and distinct:
+    /// `(term, primary key)` for each term of its string (none for nil or a non-string value).
     func textKeys<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns, key: Int64) -> [[UInt8]] where Columns.Index == Int {
         guard let slot = index.slots.first, slot < columns.count, case .value(.string(let text)) = columns[slot] else { return [] }
-        return TextTerms.terms(of: text, kind: index.kind).map { term in
+        var keys = TextTerms.terms(of: text, kind: index.kind).map { term in
             var bytes: [UInt8] = []
-            bytes.reserveCapacity(term.utf8.count + 12)
-            TupleKey.append(.string(term), descending: false, to: &bytes)
+            bytes.reserveCapacity(term.count + 12)
+            TupleKey.appendString(utf8: term, to: &bytes)
             TupleKey.append(integer(key), descending: false, to: &bytes)
             return bytes
         }
+        // Key order is term order (the string encoding keeps byte order); equal terms, equal keys.
+        keys.sort { compareBytes($0, $1) < 0 }
+        var kept = 0
+        for position in keys.indices where kept == 0 || keys[position] != keys[kept - 1] {
+            keys.swapAt(kept, position)
+            kept += 1
+        }
+        keys.removeLast(keys.count - kept)
+        return keys
     }
 
     /// The prefix shared by entries of `index` whose leading columns equal `columns` (for

@@ -9,38 +9,48 @@ enum TextTerms {
     /// every match (a cut word still begins with the cut probe).
     static let maximumTermBytes = 64
 
-    /// The distinct terms of `text` for an index of `kind`, sorted by their UTF-8 bytes.
-    /// - Complexity: O(n log n) in the text's scalars.
-    static func terms(of text: String, kind: IndexDescription.Kind) -> [String] {
+    /// The terms of `text` for an index of `kind`, as UTF-8 bytes, in no particular order and
+    /// possibly repeated (`IndexKeys.textKeys` sorts and merges their keys).
+    /// - Complexity: O(n) in the text's scalars.
+    static func terms(of text: String, kind: IndexDescription.Kind) -> [[UInt8]] {
         switch kind {
         case .values: return []
-        case .words: return distinct(Words.folded(text, IndexKeys.normalization).map(cut))
+        case .words: return Words.folded(text, IndexKeys.normalization).map { cut(Array($0.utf8)) }
         case .substrings:
-            let scalars = substringScalars(text)
-            var terms: [String] = []
-            terms.reserveCapacity(scalars.count)
-            for start in scalars.indices {
-                var term = String.UnicodeScalarView()
-                term.append(contentsOf: scalars[start..<min(start + 3, scalars.count)])
-                terms.append(String(term))
+            // The folded text's bytes, and where each scalar starts: a term is three scalars.
+            let bytes = Array(substringText(text).utf8)
+            var starts: [Int] = []
+            starts.reserveCapacity(bytes.count + 1)
+            for (offset, byte) in bytes.enumerated() where byte & 0xC0 != 0x80 { starts.append(offset) }
+            starts.append(bytes.count)
+            var terms: [[UInt8]] = []
+            terms.reserveCapacity(starts.count - 1)
+            for position in 0..<starts.count - 1 {
+                terms.append(Array(bytes[starts[position]..<starts[min(position + 3, starts.count - 1)]]))
             }
-            return distinct(terms)
+            return terms
         }
     }
 
+    /// Probes a search looks up at most: each costs a count of its range, and the rows found
+    /// are evaluated whole anyway, so a long query gains nothing from more.
+    static let maximumProbes = 8
+
     /// The prefixes a `WORDSBEGINWITH[cd]` query looks up in a words index: its folded words, cut
-    /// as terms are, distinct, longest first (a longer prefix is usually the rarer one).
+    /// as terms are, distinct, the longest `maximumProbes` (a longer prefix is usually rarer).
     static func wordProbes(_ query: String) -> [String] {
-        distinct(Words.folded(query, IndexKeys.normalization).map(cut)).sorted { $0.utf8.count > $1.utf8.count }
+        let words = Words.folded(query, IndexKeys.normalization).map { String(decoding: cut(Array($0.utf8)), as: UTF8.self) }
+        return Array(distinct(words).sorted { $0.utf8.count > $1.utf8.count }.prefix(maximumProbes))
     }
 
     /// The prefixes a substrings index is searched with for text that must hold `literal` (the
     /// needle of `CONTAINS[cd]`, a run of a `LIKE[cd]` pattern): every text that holds it has an
     /// entry starting with each probe. Runs of three scalars at steps of three, and the last
-    /// three; one shorter probe for a literal of one or two scalars; none for an empty one.
+    /// three (at most `maximumProbes`, spread); one shorter probe for a literal of one or two
+    /// scalars; none for an empty one.
     /// `isFolded`: the literal is already `[cd]`-folded (a run of a folded `LIKE` pattern).
     static func substringProbes(_ literal: String, isFolded: Bool = false) -> [String] {
-        var scalars = substringScalars(literal, isFolded: isFolded)
+        var scalars = Array(substringText(literal, isFolded: isFolded).unicodeScalars)
         // Combining marks at either end may be reordered with the text's own marks by the
         // decomposition (canonical ordering): only the part between base characters is certain.
         while let first = scalars.first, first.properties.canonicalCombiningClass.rawValue != 0 { scalars.removeFirst() }
@@ -48,6 +58,11 @@ enum TextTerms {
         guard !scalars.isEmpty else { return [] }
         var starts = Array(stride(from: 0, to: max(scalars.count - 2, 1), by: 3))
         if scalars.count > 3, let last = starts.last, last != scalars.count - 3 { starts.append(scalars.count - 3) }
+        if starts.count > maximumProbes {
+            // Spread over the literal: its first, its last and evenly between.
+            let count = starts.count
+            starts = (0..<maximumProbes).map { starts[$0 * (count - 1) / (maximumProbes - 1)] }
+        }
         return distinct(starts.map { start in
             var probe = String.UnicodeScalarView()
             probe.append(contentsOf: scalars[start..<min(start + 3, scalars.count)])
@@ -55,25 +70,21 @@ enum TextTerms {
         })
     }
 
-    /// The scalars a substrings index reads from `text`: its `[cd]` fold, canonically
+    /// The text a substrings index reads: `text`'s `[cd]` fold (unless `isFolded`), canonically
     /// decomposed, so that canonically equivalent texts give the same terms (`CONTAINS` matches
     /// characters by canonical equivalence).
-    static func substringScalars(_ text: String, isFolded: Bool = false) -> [Unicode.Scalar] {
+    static func substringText(_ text: String, isFolded: Bool = false) -> String {
         let folded = isFolded ? text : ValueOrder.fold(text, IndexKeys.normalization)
-        if folded.utf8.allSatisfy({ $0 < 0x80 }) { return Array(folded.unicodeScalars) }
-        return Array(folded.decomposedStringWithCanonicalMapping.unicodeScalars)
+        if folded.utf8.allSatisfy({ $0 < 0x80 }) { return folded }
+        return folded.decomposedStringWithCanonicalMapping
     }
 
-    /// `term` cut to at most `maximumTermBytes` UTF-8 bytes, at a scalar boundary.
-    static func cut(_ term: String) -> String {
-        guard term.utf8.count > maximumTermBytes else { return term }
-        var kept = String.UnicodeScalarView(), bytes = 0
-        for scalar in term.unicodeScalars {
-            bytes += UTF8.width(scalar)
-            if bytes > maximumTermBytes { break }
-            kept.append(scalar)
-        }
-        return String(kept)
+    /// `term`'s bytes cut to at most `maximumTermBytes`, at a scalar boundary.
+    static func cut(_ term: [UInt8]) -> [UInt8] {
+        guard term.count > maximumTermBytes else { return term }
+        var end = maximumTermBytes
+        while end > 0 && term[end] & 0xC0 == 0x80 { end -= 1 }  // not inside a scalar
+        return Array(term[..<end])
     }
 
     /// `terms` without repeats, in the order of their UTF-8 bytes (the index order).

@@ -1,0 +1,183 @@
+@testable import Arbor
+import ArborEngineTestSupport
+import ArborTestSupport
+import Foundation
+import Testing
+
+/// Words and substrings indexes kept exactly as the rows call for through saves, failed saves,
+/// batch requests and migration; declared only where they can work; hostile text answered.
+@Suite("Text indexes: upkeep, declarations and hostile input")
+struct TextIndexUpkeepTests {
+    static func model(textIndexes: Bool = true) throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [EntityDescription("Place", attributes: [
+            AttributeDescription("rank", .int64),
+            AttributeDescription("name", .string, optional: true),
+        ], indexes: textIndexes ? [IndexDescription(["name"], kind: .words), IndexDescription(["name"], kind: .substrings)] : [],
+           uniquenessConstraints: [["rank"]])])
+    }
+
+    static func ranks(_ context: ManagedObjectContext, _ format: String) throws -> [Int64] {
+        let request = FetchRequest(entityName: "Place", predicate: try ObjectPredicate(format: format), sortDescriptors: [ObjectSortDescriptor("rank")])
+        return try context.fetch(request).map { $0.value(forKey: "rank") as? Int64 ?? -1 }
+    }
+
+    @Test("saves: inserts, renames that keep some words, nil, deletes; a failed save writes no entry")
+    func saves() throws {
+        let stack = try TestStack(model: try Self.model())
+        let context = stack.context()
+        try context.performAndWait {
+            var places: [ManagedObject] = []
+            for (rank, name) in ["Gedenkstätte Dt. Widerstand (Berlin)", "U Görlitzer Bahnhof", "Berlin Hbf"].enumerated() {
+                let place = try context.insertNewObject(forEntityName: "Place")
+                place.setValue(Int64(rank), forKey: "rank")
+                place.setValue(name, forKey: "name")
+                places.append(place)
+            }
+            try context.save()
+            try MigrationFixture.expectConsistent(stack.store)
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'berl'") == [0, 2])
+            // Renamed: "Berlin" stays, "Hbf" goes, "Hauptbahnhof" comes.
+            places[2].setValue("Berlin Hauptbahnhof", forKey: "name")
+            places[1].setValue(nil, forKey: "name")
+            context.delete(places[0])
+            try context.save()
+            try MigrationFixture.expectConsistent(stack.store)
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'berl'") == [2])
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'hbf'") == [])
+            #expect(try Self.ranks(context, "name CONTAINS[cd] 'hauptbahn'") == [2])
+            #expect(try Self.ranks(context, "name CONTAINS[cd] 'gorl'") == [])
+            // A save that breaks the unique rank fails whole: no entry for its words.
+            let clash = try context.insertNewObject(forEntityName: "Place")
+            clash.setValue(Int64(2), forKey: "rank")
+            clash.setValue("Zoologischer Garten", forKey: "name")
+            #expect(throws: ValidationError.self) { try context.save() }
+            context.rollback()
+            try MigrationFixture.expectConsistent(stack.store)
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'zoo'") == [])
+            #expect(try Self.ranks(context, "name CONTAINS[cd] 'logisch'") == [])
+        }
+    }
+
+    @Test("batch insert, update (by value and by expression) and delete keep the entries")
+    func batchRequests() throws {
+        let stack = try TestStack(model: try Self.model())
+        let names = (0..<200).map { "Stop \($0) \(["Nord", "Süd", "Ost", "West"][$0 % 4])straße" }
+        let insert = BatchInsertRequest(entityName: "Place", objects: names.enumerated().map { ["rank": $0.offset, "name": $0.element] })
+        _ = try stack.coordinator.execute(insert)
+        try MigrationFixture.expectConsistent(stack.store)
+        let context = stack.context()
+        try context.performAndWait {
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'sudst 17'") == [17, 173, 177])
+            var rename = BatchUpdateRequest(entityName: "Place", predicate: try ObjectPredicate(format: "name WORDSBEGINWITH[cd] 'nord'"))
+            rename.propertiesToUpdate = ["name": .value(.string("Am Nordbahnhof"))]
+            #expect(try context.execute(rename).count == 50)
+            let cleared = BatchUpdateRequest(entityName: "Place", predicate: try ObjectPredicate(format: "name CONTAINS[cd] 'oststr'"),
+                                             propertiesToUpdate: ["name": .value(.null)])
+            #expect(try context.execute(cleared).count == 50)
+            // A change of another attribute leaves the entries alone.
+            let shift = BatchUpdateRequest(entityName: "Place", propertiesToUpdate: ["rank": .expression(try ObjectExpression(format: "rank + 1000"))])
+            #expect(try context.execute(shift).count == 200)
+            try MigrationFixture.expectConsistent(stack.store)
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'nordbahn'").count == 50)
+            #expect(try Self.ranks(context, "name CONTAINS[cd] 'nordstr'") == [])
+            #expect(try Self.ranks(context, "name CONTAINS[cd] 'oststr'") == [])
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'sudst 17'") == [1017, 1173, 1177])
+            let delete = BatchDeleteRequest(entityName: "Place", predicate: try ObjectPredicate(format: "name LIKE[cd] '*weststr*'"))
+            #expect(try context.execute(delete).count == 50)
+            try MigrationFixture.expectConsistent(stack.store)
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'west'") == [])
+        }
+    }
+
+    @Test("lightweight migration builds a text index that is added, and drops one that is removed")
+    func migration() throws {
+        let directory = TemporaryDirectory("arbor-text-migration")
+        defer { directory.remove() }
+        let url = directory.file("store.arbor")
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model(textIndexes: false))
+            try coordinator.addPersistentStore(at: url)
+            let insert = BatchInsertRequest(entityName: "Place", objects: (0..<300).map { ["rank": $0, "name": "Halt \($0) Café Zoo"] })
+            _ = try coordinator.execute(insert)
+        }
+        let indexed = try Self.model()
+        do {
+            let store = try PersistentStore(url: url, model: indexed)
+            try MigrationFixture.expectConsistent(store)
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: indexed)
+            try coordinator.addPersistentStore(at: url)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            try context.performAndWait {
+                let predicate = try ObjectPredicate(format: "name WORDSBEGINWITH[cd] 'cafe 42'")
+                #expect(try context.explain(FetchRequest(entityName: "Place", predicate: predicate)).first?.plan.hasPrefix("SEARCH index.Place.words_name") == true)
+                #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'cafe 42'") == [42])
+            }
+        }
+        let store = try PersistentStore(url: url, model: try Self.model(textIndexes: false))
+        let kept = try store.database.view { tx in try tx.hasTree("index.Place.words_name") }
+        #expect(!kept)
+        try MigrationFixture.expectConsistent(store)
+    }
+
+    @Test("a text index names one string attribute and is not unique")
+    func declarations() throws {
+        func model(_ index: IndexDescription) throws -> ManagedObjectModel {
+            try ManagedObjectModel(entities: [EntityDescription("Place", attributes: [
+                AttributeDescription("rank", .int64), AttributeDescription("name", .string), AttributeDescription("alias", .string),
+            ], indexes: [index])])
+        }
+        #expect(throws: ModelError.invalidTextIndex(entity: "Place", index: "words_rank", detail: "a words index names one string attribute")) {
+            try model(IndexDescription(["rank"], kind: .words))
+        }
+        #expect(throws: ModelError.invalidTextIndex(entity: "Place", index: "substrings_name_alias", detail: "a substrings index names one string attribute")) {
+            try model(IndexDescription(["name", "alias"], kind: .substrings))
+        }
+        #expect(throws: ModelError.invalidTextIndex(entity: "Place", index: "words", detail: "a words index cannot be unique")) {
+            try model(IndexDescription(name: "words", ["name"], unique: true, kind: .words))
+        }
+        #expect(throws: Never.self) { try model(IndexDescription(["name"], kind: .words)) }
+    }
+
+    @Test("a values index is stored as before kinds existed; a text index's kind is stored")
+    func storedForm() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let plain = String(decoding: try encoder.encode(IndexDescription(["name"], normalized: true)), as: UTF8.self)
+        #expect(plain == #"{"isNormalized":true,"isUnique":false,"name":"folded_name","properties":["name"]}"#)
+        let old = try JSONDecoder().decode(IndexDescription.self, from: Data(plain.utf8))
+        #expect(old.kind == .values && old.isNormalized)
+        let words = try encoder.encode(IndexDescription(["name"], kind: .words))
+        #expect(try JSONDecoder().decode(IndexDescription.self, from: words) == IndexDescription(["name"], kind: .words))
+        #expect(String(decoding: words, as: UTF8.self).contains(#""kind":"words""#))
+    }
+
+    @Test("a 1 MB name and a query of 10,000 words give answers, not crashes")
+    func hostileInput() throws {
+        let stack = try TestStack(model: try Self.model())
+        let huge = String(repeating: "wort", count: 200_000) + " " + (0..<20_000).map { "w\($0)" }.joined(separator: " ")
+        let context = stack.context()
+        try context.performAndWait {
+            for (rank, name) in [huge, "short name", String(repeating: "ä", count: 50_000)].enumerated() {
+                let place = try context.insertNewObject(forEntityName: "Place")
+                place.setValue(Int64(rank), forKey: "rank")
+                place.setValue(name, forKey: "name")
+            }
+            try context.save()
+            // Terms are cut to 64 bytes: a longer probe is cut too, and the row decides.
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] '\(String(repeating: "wort", count: 40))'") == [0])
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] '\(String(repeating: "wort", count: 40))x'") == [])
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'w19999 w5'") == [0])
+            #expect(try Self.ranks(context, "name CONTAINS[cd] 'aaaa'") == [2])
+            let query = (0..<10_000).map { "w\($0)" }.joined(separator: " ")
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] '\(query)'") == [0])
+            #expect(try Self.ranks(context, "name CONTAINS[cd] '\(query)'") == [0])
+            places(context).forEach { context.delete($0) }
+            try context.save()
+            try MigrationFixture.expectConsistent(stack.store)
+        }
+    }
+
+    private func places(_ context: ManagedObjectContext) -> [ManagedObject] {
+        (try? Array(context.fetch(FetchRequest(entityName: "Place")))) ?? []
+    }
+}
