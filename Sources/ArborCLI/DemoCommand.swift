@@ -141,6 +141,24 @@ struct DemoCommand: ParsableCommand {
         recorder.step("5. stops whose name BEGINSWITH[cd] \"u gorli\"", found.count, elapsed, statistics,
                       found.prefix(5).map { "\($0.name) (\($0.stopID))" })
 
+        // The seed's free-text search: words in the middle of a name, in any order.
+        elapsed = try Self.time {
+            let request = try TransitQueries.wordsRequest("bahn gorli")
+            found = Array(try context.fetch(request, as: Stop.self))
+            statistics = try context.explain(request)
+        }
+        recorder.say("")
+        recorder.step("6. stops with words beginning \"bahn gorli\" (WORDSBEGINWITH[cd])", found.count, elapsed, statistics,
+                      found.prefix(5).map { "\($0.name) (\($0.stopID))" })
+        elapsed = try Self.time {
+            let request = try TransitQueries.containsRequest("damm")
+            found = Array(try context.fetch(request, as: Stop.self))
+            statistics = try context.explain(request)
+        }
+        recorder.say("")
+        recorder.step("7. stops whose name CONTAINS[cd] \"damm\"", found.count, elapsed, statistics,
+                      found.prefix(5).map { "\($0.name) (\($0.stopID))" })
+
         var count = 0
         var sum = 0.0
         Self.resetPeakResident()  // so the peak below is the paging's, not the import's
@@ -155,7 +173,7 @@ struct DemoCommand: ParsableCommand {
         }
         let peak = Self.peakResidentMiB()
         recorder.say("")
-        recorder.step("6. stop times paged through, 50 at a time", count, elapsed, [], [
+        recorder.step("8. stop times paged through, 50 at a time", count, elapsed, [], [
             String(format: "%.0f objects/s; resident memory %.0f MiB before, peak %.0f MiB", Double(count) / max(elapsed, 1e-9), before, peak),
             "mean departure " + (count > 0 ? TransitQueries.clock(Int(sum / Double(count))) : "–"),
         ])
@@ -178,7 +196,7 @@ struct DemoCommand: ParsableCommand {
                 + (first.map { TransitQueries.clock(Int($0.timeIntervalSince1970)) } ?? "–"))
         }
         recorder.say("")
-        recorder.step("7. all stop times as a list in sections by stop (fetched results controller)", sections.count, elapsed, [], examples)
+        recorder.step("9. all stop times as a list in sections by stop (fetched results controller)", sections.count, elapsed, [], examples)
     }
 
     func fileReport(_ storeURL: URL, directory: URL, _ recorder: Recorder) throws {
@@ -191,7 +209,7 @@ struct DemoCommand: ParsableCommand {
         recorder.report.fileBytes = size
         recorder.report.sound = result.isSound
         recorder.report.problems = result.problems.count
-        recorder.say("\n8. the store: \(displaySize(size)); check: " + (result.isSound ? "ok (\(result.pagesChecked) pages, \(result.entriesChecked) entries)"
+        recorder.say("\n10. the store: \(displaySize(size)); check: " + (result.isSound ? "ok (\(result.pagesChecked) pages, \(result.entriesChecked) entries)"
                                                                            : "\(result.problems.count) problems") + Self.timing(elapsed))
         let compacted = directory.appendingPathComponent("transit-compact.arbor")
         try? FileManager.default.removeItem(at: compacted)

@@ -10,6 +10,7 @@ struct QueryCommand: ParsableCommand {
         discussion: """
             Examples:
               arbor query transit.arbor Stop --where 'name BEGINSWITH[cd] "u gorli"'
+              arbor query transit.arbor Stop --where 'name WORDSBEGINWITH[cd] "bahn gorli"' --explain
               arbor query transit.arbor Stop --where 'longitude BETWEEN {13.40, 13.42} AND latitude BETWEEN {52.51, 52.53}' --sort name --limit 10
               arbor query transit.arbor StopTime --where 'departureTime < CAST(-978278400, "NSDate")' --explain
             With --json, standard output is the array of objects alone (as arbor dump --json).

@@ -54,7 +54,9 @@ public enum TransitModel {
                     AttributeDescription("timetableDigest", .int64, optional: true),
                 ],
                 relationships: [.toMany("stopTimes", "StopTime", inverse: "stop", ordered: true, deleteRule: .cascade)],
-                indexes: [IndexDescription(["longitude", "latitude"]), IndexDescription(["name"], normalized: true)],
+                // Names by prefix, by any word and by any part ([cd] folded, as users type them).
+                indexes: [IndexDescription(["longitude", "latitude"]), IndexDescription(["name"], normalized: true),
+                          IndexDescription(["name"], kind: .words), IndexDescription(["name"], kind: .substrings)],
                 uniquenessConstraints: [["stopID"]]),
             EntityDescription(
                 "StopTime", class: StopTime.self,

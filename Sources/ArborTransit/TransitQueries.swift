@@ -44,6 +44,25 @@ public enum TransitQueries {
         return request
     }
 
+    /// Stops by free text, the seed's `SearchTerm` search without a hand-kept entity: every word
+    /// of `words` begins some word of the name (`WORDSBEGINWITH[cd]`, served by the words index
+    /// on `Stop.name`), sorted by name.
+    public static func wordsRequest(_ words: String) throws -> FetchRequest {
+        var request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "name WORDSBEGINWITH[cd] %@", words))
+        request.sortDescriptors = [ObjectSortDescriptor("name")]
+        request.returnsObjectsAsFaults = false
+        return request
+    }
+
+    /// Stops whose name contains `text` anywhere (`CONTAINS[cd]`, served by the substrings
+    /// index on `Stop.name`), sorted by name.
+    public static func containsRequest(_ text: String) throws -> FetchRequest {
+        var request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "name CONTAINS[cd] %@", text))
+        request.sortDescriptors = [ObjectSortDescriptor("name")]
+        request.returnsObjectsAsFaults = false
+        return request
+    }
+
     /// The first departure at `stop` at or after `time` (seconds after midnight).
     public static func nextDeparture(at stop: Stop, from time: Int, context: ManagedObjectContext) throws -> Int? {
         var request = FetchRequest(entityName: "StopTime",

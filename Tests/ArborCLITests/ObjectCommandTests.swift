@@ -54,6 +54,8 @@ struct ObjectCommandTests {
               stopTimes -> [StopTime] ordered, inverse stop, delete rule cascade
               index by_longitude_latitude (longitude, latitude)
               index (folded) folded_name (name)
+              words index words_name (name)
+              substrings index substrings_name (name)
               unique unique_stopID (stopID)
             entity StopTime — 3 objects
               arrivalTime: date?
@@ -185,10 +187,13 @@ struct ObjectCommandTests {
         try command.runDemo(stops: 300, stopTimes: 6_000, directory: directory, recorder)
         let report = recorder.report
         #expect(report.stops == 300 && report.stopTimes == 6_000)
-        #expect(report.steps.map(\.question.first) == ["3", "4", "5", "6", "7"])
-        #expect(report.steps[4].answer >= 100 && report.steps[4].answer <= 300)  // sections by stop name
+        #expect(report.steps.map(\.question.first) == ["3", "4", "5", "6", "7", "8", "9"])
+        #expect(report.steps[6].answer >= 100 && report.steps[6].answer <= 300)  // sections by stop name
         #expect(report.steps[2].answer >= 1)  // U Görlitzer Bahnhof
-        #expect(report.steps[3].answer == 6_000)
+        // The free-text questions go through the words and substrings indexes.
+        #expect(report.steps[3].answer >= 1 && report.steps[3].plans.first?.hasPrefix("SEARCH index.Stop.words_name") == true)
+        #expect(report.steps[4].plans.first?.hasPrefix("SEARCH index.Stop.substrings_name") == true)
+        #expect(report.steps[5].answer == 6_000)
         #expect(report.steps[1].answer <= report.steps[0].answer)
         #expect(report.sound && report.problems == 0 && report.fileBytes > 0 && report.shippedBytes > 0)
     }

@@ -146,8 +146,9 @@ enum QueryPlanner {
             plan.residual = .part(remainder(parts, without: position))
             return plan
         }
-        // A text index serves what no values index narrows by equality.
-        if (best?.score ?? 0) < 4, let (search, used) = textSearch(parts, info: info) {
+        // A text index serves what no values index narrows (a folded index answers
+        // `BEGINSWITH[cd]` in one range, where substrings would intersect several).
+        if best == nil, let (search, used) = textSearch(parts, info: info) {
             return QueryPlan(entity: info, access: .text(search), usedConditions: used)
         }
         // A search of a related entity's index, then the rows it leads to, when no index of
