@@ -10,7 +10,7 @@ import Testing
 @Suite("A crash in the middle of a batch request leaves the previous state")
 struct BatchCrashTests {
     enum Workload: String, CaseIterable, Sendable {
-        case update, delete, upsert
+        case update, rename, delete, upsert
     }
 
     /// 60 stops with 8 stop times each: enough rows that a request writes many pages.
@@ -36,6 +36,10 @@ struct BatchCrashTests {
         case .update:
             _ = try context.execute(BatchUpdateRequest(entityName: "StopTime", predicate: try ObjectPredicate(format: "pickupType == 0"),
                                                        propertiesToUpdate: ["departureTime": .expression(try ObjectExpression(format: "departureTime + 3600"))]))
+        case .rename:
+            // Moves words and substrings entries (the crash model indexes names).
+            _ = try context.execute(BatchUpdateRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "identifier > 20"),
+                                                       propertiesToUpdate: ["name": .value(.string("Umbenannte Straße"))]))
         case .delete:
             _ = try context.execute(BatchDeleteRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "identifier <= 30")))
         case .upsert:
@@ -50,7 +54,7 @@ struct BatchCrashTests {
 
     @Test("every write and sync point, three crash models", arguments: Workload.allCases)
     func crashAtEveryPoint(workload: Workload) throws {
-        let model = try ManagedObjectModel(entities: Fixtures.transitEntities())
+        let model = try SaveCrashTests.crashModel()
         let baseFile = SimulatedFile()
         let (baseStore, baseContext) = try SaveCrashTests.open(baseFile, model)
         try baseContext.performAndWait { try Self.seed(baseContext) }

@@ -18,12 +18,14 @@ struct MigrationCrashTests {
     @Test("every write and sync point of a migration, three crash models")
     func crashAtEveryPoint() throws {
         let old = try Fixture.version1()
-        // Renames (every entity code moves), an added attribute with a default, a removed index:
-        // rows rewritten in place and into a new tree, indexes and a join tree rebuilt.
+        // Renames (every entity code moves), an added attribute with a default, a removed index,
+        // an added words index: rows rewritten in place and into a new tree, indexes and a join
+        // tree rebuilt.
         let new = try ManagedObjectModel(entities: [
             Fixture.stop { entity in
                 entity.attributes.append(AttributeDescription("wheelchair", .bool, defaultValue: .bool(true)))
                 entity.attributes[3].isIndexed = false
+                entity.indexes.append(IndexDescription(["name"], kind: .words))
                 entity.relationships[1] = .toMany("labels", "Label", inverse: "stops", renamingIdentifier: "tags")
             },
             Fixture.departure { $0.attributes[0].isIndexed = true },
@@ -77,6 +79,7 @@ struct MigrationCrashTests {
                 let reopened = try Self.open(image, new, migrate: true)
                 #expect(try Fixture.describe(reopened, model: new, tagKey: "labels") == after, "crash point \(point), \(mode)")
                 #expect(reopened.checkIntegrity().isSound, "crash point \(point), \(mode)")
+                #expect(try reopened.consistencyProblems() == [], "crash point \(point), \(mode)")
             }
         }
         #expect(sawOld > 0)
