@@ -115,6 +115,45 @@ struct TextIndexTests {
         try MigrationFixture.expectConsistent(indexed.store)
     }
 
+    @Test("the Latin fold table gives Foundation's [cd] fold, scalar by scalar and for random text")
+    func latinFold() throws {
+        let foundation = { (text: String) in text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil) }
+        for value in UInt32(0)..<LatinFold.limit {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let text = String(Character(scalar))
+            #expect(LatinFold.fold(text).map { Array($0.unicodeScalars) } == Array(foundation(text).unicodeScalars), "U+\(String(value, radix: 16))")
+        }
+        var random = SplitMix64(seed: 0x1A71)
+        for _ in 0..<2000 {
+            var view = String.UnicodeScalarView()
+            for _ in 0..<Int(random.next() % 12) {
+                // Mostly letters, some of every kind below the limit.
+                let value = random.next() % 3 == 0 ? UInt32(random.next() % UInt64(LatinFold.limit)) : UInt32(0x41 + random.next() % 0x1C0)
+                if let scalar = Unicode.Scalar(value) { view.append(scalar) }
+            }
+            let text = String(view)
+            #expect(LatinFold.fold(text).map { Array($0.unicodeScalars) } == Array(foundation(text).unicodeScalars), "\(Array(text.unicodeScalars))")
+        }
+        #expect(LatinFold.fold("Go\u{308}rlitzer") == nil)  // a combining mark: Foundation's
+        #expect(ValueOrder.fold("Gedenkstätte STRASSE Straße", IndexKeys.normalization) == "gedenkstatte strasse strasse")
+    }
+
+    @Test("CONTAINS compares bytes where that is String.contains, and agrees with it everywhere")
+    func containsFastPath() {
+        let alphabet: [Unicode.Scalar] = ["a", "b", "e", "\r", "\n", "\u{E9}", "\u{301}", "\u{DF}", " ", "\u{1C6}", "x", "\u{2FF}"]
+        var random = SplitMix64(seed: 0xC0117)
+        func text(_ length: Int) -> String {
+            var view = String.UnicodeScalarView()
+            for _ in 0..<length { view.append(alphabet[Int(random.next() % UInt64(alphabet.count))]) }
+            return String(view)
+        }
+        for _ in 0..<5000 {
+            let haystack = text(Int(random.next() % 10)), needle = text(Int(random.next() % 4))
+            // Every string contains "" (the predicate's rule; String.contains says no).
+            #expect(ValueOrder.contains(haystack, needle) == (needle.isEmpty || haystack.contains(needle)), "\(Array(haystack.unicodeScalars)) ∋ \(Array(needle.unicodeScalars))")
+        }
+    }
+
     @Test("explain shows the words index for the seed's question, and the substrings index for CONTAINS")
     func explain() throws {
         let stack = try Self.stack(textIndexes: true)

@@ -156,7 +156,7 @@ extension PersistentStore {
             }
         }
         // Residual conditions run cheapest first, whatever order they were written in.
-        let residual: ObjectPredicate?
+        var residual: ObjectPredicate?
         switch plan.residual {
         case .whole: residual = predicate?.orderedByCost()
         case .part(let rest): residual = rest?.orderedByCost()
@@ -167,7 +167,7 @@ extension PersistentStore {
         let rowFree = residual?.readsOnlyToMany(of: info) ?? false
         // Nothing to evaluate or follow: the key says which rows match, and the row is read
         // only when asked for.
-        let keysSuffice = !found.needsRows && residual == nil && keyPaths.isEmpty
+        var keysSuffice = !found.needsRows && residual == nil && keyPaths.isEmpty
         // Counts and rows in a class (`found`): the per-entry closures below would otherwise
         // capture variables, and each access to one costs a run-time exclusivity check.
         do {
@@ -242,16 +242,31 @@ extension PersistentStore {
                 case .text(let search):
                     let rowCount = try tx.tree(info.rowTree).count
                     var entries = 0
-                    guard let candidates = try textCandidates(search, rowCount: rowCount, tx, examined: &entries) else {
-                        // Too common a term: every row is read once instead.
+                    guard let (candidates, complete) = try textCandidates(search, rowCount: rowCount, tx, examined: &entries) else {
+                        // Too common a term: every row is read once instead, and the whole
+                        // predicate evaluated on it (the index answered nothing).
                         plan = QueryPlan(entity: info, access: .scan, usedConditions: [.text("\(search.index.tree) not used: its rarest prefix is in more than a quarter of the rows")])
+                        residual = predicate?.orderedByCost()
+                        keysSuffice = !found.needsRows && residual == nil && keyPaths.isEmpty
                         try scan()
                         break
                     }
                     found.examined += entries
+                    if search.isExact && !complete {
+                        // A probe left out: the rows decide the conjuncts the index did not.
+                        residual = predicate?.orderedByCost()
+                        keysSuffice = false
+                    }
                     try visitRows(tx, tree: info.rowTree, sortedKeys: candidates) { pk, bytes in
                         if let limit, found.matched >= limit { return false }
-                        try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
+                        if keysSuffice {
+                            guard let code = RowCodec.entityCode(ofRow: bytes) else {
+                                throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
+                            }
+                            try considerKey(pk, code: code)
+                        } else {
+                            try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
+                        }
                         return true
                     }
                 case .index(let index, let ranges):

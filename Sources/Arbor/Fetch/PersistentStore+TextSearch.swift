@@ -2,16 +2,19 @@ import ArborEngine
 
 extension PersistentStore {
     /// The primary keys (ascending, distinct) of the rows that have an entry beginning with
-    /// every probe of `search`, rarest probe first; nil when even the rarest probe's entries
-    /// outnumber a quarter of the entity's rows (`rowCount`), where reading every row costs
-    /// less than looking rows up one by one. `examined` counts the index entries read.
+    /// every probe of `search`, rarest probe first; nil when the search is not exact and even
+    /// the rarest probe's entries outnumber a quarter of the entity's rows (`rowCount`), where
+    /// reading and evaluating every row costs less than looking rows up one by one. `examined` counts the index entries read.
+    /// `complete`: every probe narrowed the keys (else the rows must be checked against the
+    /// conjuncts the search came from, even for an exact search).
     ///
     /// Probes are counted first (whole leaves, no cells decoded). The rarest gives the
     /// candidates; each next one narrows them by a merge, while there are enough candidates
     /// that reading its range costs less than evaluating them.
     /// - Throws: `StoreError.corruptRow` for a malformed entry.
     /// - Complexity: O(p log n) to count p probes, then O(e) in the entries read.
-    func textCandidates(_ search: QueryPlanner.TextSearch, rowCount: Int, _ tx: Transaction, examined: inout Int) throws -> [Int64]? {
+    func textCandidates(_ search: QueryPlanner.TextSearch, rowCount: Int, _ tx: Transaction,
+                        examined: inout Int) throws -> (keys: [Int64], complete: Bool)? {
         let tree = try tx.tree(search.index.tree)
         var counted: [(range: KeyRange, count: Int)] = []
         for probe in search.probes {
@@ -20,15 +23,19 @@ extension PersistentStore {
         }
         counted.sort { $0.count < $1.count }
         guard let rarest = counted.first else { return nil }
-        guard rarest.count <= max(rowCount / 4, 64) else { return nil }
+        // An exact search needs no row evaluated: its keys are read in key order, the way a scan
+        // would read them, so it never gives way.
+        guard search.isExact || rarest.count <= max(rowCount / 4, 64) else { return nil }
         var candidates = try keys(in: rarest.range, of: tree, examined: &examined)
         for (range, count) in counted.dropFirst() {
             // Few candidates are checked on their rows sooner than a large range is read.
-            guard candidates.count > 16, count <= candidates.count * 32 else { break }
+            guard candidates.count > 16 || (search.isExact && count <= 256), count <= max(candidates.count, 8) * 32 else {
+                return (candidates, false)
+            }
             let other = try keys(in: range, of: tree, examined: &examined)
             candidates = Self.intersection(candidates, other)
         }
-        return candidates
+        return (candidates, true)
     }
 
     /// The primary keys of the entries in `range` of a text index, ascending and distinct (a

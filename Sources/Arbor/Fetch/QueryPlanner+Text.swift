@@ -10,18 +10,23 @@ extension QueryPlanner {
         let index: EntityInfo.Index
         /// Folded prefixes of terms, each a key range of the index (see `TextTerms`).
         let probes: [String]
+        /// Whether the rows having every probe are exactly those the conjuncts it serves accept
+        /// (then they are not evaluated again): a words index, `WORDSBEGINWITH[cd]` only, every
+        /// query word a probe as it is (none left out or cut).
+        let isExact: Bool
 
         /// The key range of the entries whose term begins with `probe`.
         static func range(_ probe: String) -> KeyRange { .prefix(encodedStringPrefix(probe)) }
     }
 
     /// A search of a text index for the conjuncts `parts` that one can serve, with the
-    /// conjuncts it came from; nil when none can. The first text index a conjunct names is
-    /// taken, with the probes of every conjunct that index serves.
-    static func textSearch(_ parts: [ObjectPredicate], info: EntityInfo) -> (TextSearch, [ConditionLabel])? {
+    /// conjuncts it came from and their positions in `parts`; nil when none can. The first text
+    /// index a conjunct names is taken, with the probes of every conjunct that index serves.
+    static func textSearch(_ parts: [ObjectPredicate], info: EntityInfo) -> (TextSearch, [ConditionLabel], positions: [Int])? {
         var chosen: EntityInfo.Index?
-        var probes: [String] = [], used: [ConditionLabel] = []
-        for conjunct in parts {
+        var probes: [String] = [], used: [ConditionLabel] = [], positions: [Int] = []
+        var isExact = true
+        for (position, conjunct) in parts.enumerated() {
             guard case .comparison(let comparison) = conjunct, comparison.modifier == .direct,
                   comparison.options == IndexKeys.normalization,
                   case .keyPath(let path) = comparison.left, path.count == 1,
@@ -40,9 +45,13 @@ extension QueryPlanner {
             chosen = index
             for probe in found where probes.count < TextTerms.maximumProbes && !probes.contains(probe) { probes.append(probe) }
             used.append(.predicate(conjunct))
+            positions.append(position)
+            // Exact when every word of the query is a probe, whole.
+            isExact = isExact && kind == .words && found.allSatisfy(probes.contains)
+                && TextTerms.wordProbes(text, limit: .max).allSatisfy { found.contains($0) && $0.utf8.count < TextTerms.maximumTermBytes }
         }
         guard let chosen, !probes.isEmpty else { return nil }
-        return (TextSearch(index: chosen, probes: probes), used)
+        return (TextSearch(index: chosen, probes: probes, isExact: isExact), used, positions)
     }
 
     /// For a scan that answered a word or substring comparison (`WORDSBEGINWITH`, `CONTAINS`,

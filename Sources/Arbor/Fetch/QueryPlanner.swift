@@ -148,8 +148,13 @@ enum QueryPlanner {
         }
         // A text index serves what no values index narrows (a folded index answers
         // `BEGINSWITH[cd]` in one range, where substrings would intersect several).
-        if best == nil, let (search, used) = textSearch(parts, info: info) {
-            return QueryPlan(entity: info, access: .text(search), usedConditions: used)
+        if best == nil, let (search, used, positions) = textSearch(parts, info: info) {
+            var plan = QueryPlan(entity: info, access: .text(search), usedConditions: used)
+            if search.isExact {
+                let rest = parts.indices.filter { !positions.contains($0) }.map { parts[$0] }
+                plan.residual = .part(rest.isEmpty ? nil : rest.count == 1 ? rest[0] : .and(rest))
+            }
+            return plan
         }
         // A search of a related entity's index, then the rows it leads to, when no index of
         // the entity narrows as much.

@@ -380,7 +380,7 @@ struct PredicateEvaluator {
             switch op {
             case .beginsWith: return folded.unicodeScalars.starts(with: needle.unicodeScalars)
             case .endsWith: return folded.unicodeScalars.reversed().starts(with: needle.unicodeScalars.reversed())
-            case .contains: return needle.isEmpty || folded.contains(needle)
+            case .contains: return needle.isEmpty || ValueOrder.contains(folded, needle)
             case .like: return ValueOrder.like(Array(folded.unicodeScalars), Array(needle.unicodeScalars))
             default: return try regex(pattern, options).firstMatch(
                 in: text, range: NSRange(text.startIndex..., in: text)).map { $0.range.length == (text as NSString).length } ?? false
@@ -434,6 +434,7 @@ enum ValueOrder {
             guard options.contains(.caseInsensitive), text.utf8.contains(where: { (0x41...0x5A).contains($0) }) else { return text }
             return String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
         }
+        if options == LatinFold.options, let folded = LatinFold.fold(text) { return folded }
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
@@ -472,6 +473,31 @@ enum ValueOrder {
         default:
             guard let x = number(a), let y = number(b), !x.isNaN, !y.isNaN else { return nil }
             return order(x, y)
+        }
+    }
+
+    /// Whether `text` contains `needle` as `String.contains` decides (characters, canonical
+    /// equivalence), by comparing bytes when both hold only scalars below U+0300 and no
+    /// carriage return: then every scalar is a character of its own and no two different such
+    /// strings are canonically equivalent, so a byte match is a character match. Every string
+    /// contains "".
+    static func contains(_ text: String, _ needle: String) -> Bool {
+        guard !needle.isEmpty else { return true }
+        func simple(_ string: String) -> Bool {
+            string.utf8.allSatisfy { $0 < 0x80 ? $0 != 0x0D : $0 < 0xCC }  // lead bytes below 0xCC: scalars below U+0300
+        }
+        guard simple(text), simple(needle) else { return text.contains(needle) }
+        var text = text, needle = needle
+        return text.withUTF8 { haystack in
+            needle.withUTF8 { pattern in
+                guard let first = pattern.first, pattern.count <= haystack.count,
+                      let textBytes = haystack.baseAddress, let patternBytes = pattern.baseAddress else { return pattern.isEmpty }
+                for start in 0...(haystack.count - pattern.count)
+                where haystack[start] == first && memcmp(textBytes + start, patternBytes, pattern.count) == 0 {
+                    return true
+                }
+                return false
+            }
         }
     }
 

@@ -98,7 +98,21 @@ enum Words {
         case midLetter, midNum, midNumLet
         case other
 
+        /// The kinds of the scalars below U+0300 (ASCII and Latin), worked out once: looking up a
+        /// scalar's Unicode properties costs more than the rest of splitting a Latin text.
+        private static let latin: [Kind] = (0..<0x300).map { Kind(classifying: Unicode.Scalar(UInt32($0)) ?? " ") }
+
+        @inline(__always)
         init(_ scalar: Unicode.Scalar) {
+            if scalar.value < 0x300 {
+                self = Self.latin[Int(scalar.value)]
+                return
+            }
+            self.init(classifying: scalar)
+        }
+
+        /// The kind by the rules of Spec/predicates.md, "Words", from the scalar's properties.
+        init(classifying scalar: Unicode.Scalar) {
             let value = scalar.value
             switch value {
             case 0x27, 0x2E, 0x2018, 0x2019, 0x2024, 0xFE52, 0xFF07, 0xFF0E:

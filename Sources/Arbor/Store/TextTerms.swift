@@ -38,9 +38,9 @@ enum TextTerms {
 
     /// The prefixes a `WORDSBEGINWITH[cd]` query looks up in a words index: its folded words, cut
     /// as terms are, distinct, the longest `maximumProbes` (a longer prefix is usually rarer).
-    static func wordProbes(_ query: String) -> [String] {
+    static func wordProbes(_ query: String, limit: Int = maximumProbes) -> [String] {
         let words = Words.folded(query, IndexKeys.normalization).map { String(decoding: cut(Array($0.utf8)), as: UTF8.self) }
-        return Array(distinct(words).sorted { $0.utf8.count > $1.utf8.count }.prefix(maximumProbes))
+        return Array(distinct(words).sorted { $0.utf8.count > $1.utf8.count }.prefix(limit))
     }
 
     /// The prefixes a substrings index is searched with for text that must hold `literal` (the
