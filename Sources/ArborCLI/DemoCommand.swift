@@ -131,33 +131,20 @@ struct DemoCommand: ParsableCommand {
         recorder.say("")
         recorder.step("4. of those, with a departure between 08:00 and 08:20", departing.count, elapsed, statistics, departures)
 
-        var found: [Stop] = []
-        elapsed = try Self.time {
-            let request = try TransitQueries.nameRequest(prefix: "u gorli")
-            found = Array(try context.fetch(request, as: Stop.self))
-            statistics = try context.explain(request)
+        /// Asks a question of stop names: the answer, its plan and time, the first five stops.
+        func names(_ question: String, _ request: FetchRequest) throws {
+            var found: [Stop] = []
+            let elapsed = try Self.time {
+                found = Array(try context.fetch(request, as: Stop.self))
+                statistics = try context.explain(request)
+            }
+            recorder.say("")
+            recorder.step(question, found.count, elapsed, statistics, found.prefix(5).map { "\($0.name) (\($0.stopID))" })
         }
-        recorder.say("")
-        recorder.step("5. stops whose name BEGINSWITH[cd] \"u gorli\"", found.count, elapsed, statistics,
-                      found.prefix(5).map { "\($0.name) (\($0.stopID))" })
-
-        // The seed's free-text search: words in the middle of a name, in any order.
-        elapsed = try Self.time {
-            let request = try TransitQueries.wordsRequest("bahn gorli")
-            found = Array(try context.fetch(request, as: Stop.self))
-            statistics = try context.explain(request)
-        }
-        recorder.say("")
-        recorder.step("6. stops with words beginning \"bahn gorli\" (WORDSBEGINWITH[cd])", found.count, elapsed, statistics,
-                      found.prefix(5).map { "\($0.name) (\($0.stopID))" })
-        elapsed = try Self.time {
-            let request = try TransitQueries.containsRequest("damm")
-            found = Array(try context.fetch(request, as: Stop.self))
-            statistics = try context.explain(request)
-        }
-        recorder.say("")
-        recorder.step("7. stops whose name CONTAINS[cd] \"damm\"", found.count, elapsed, statistics,
-                      found.prefix(5).map { "\($0.name) (\($0.stopID))" })
+        try names("5. stops whose name BEGINSWITH[cd] \"u gorli\"", try TransitQueries.nameRequest(prefix: "u gorli"))
+        // The seed's free-text search: words from the middle of a name, in any order.
+        try names("6. stops with words beginning \"bahn gorli\" (WORDSBEGINWITH[cd])", try TransitQueries.wordsRequest("bahn gorli"))
+        try names("7. stops whose name CONTAINS[cd] \"damm\"", try TransitQueries.containsRequest("damm"))
 
         var count = 0
         var sum = 0.0

@@ -40,7 +40,7 @@ struct SearchBenchmark: ParsableCommand {
     /// `queries` word searches (one or two word prefixes of one name) and substrings (a piece
     /// from inside a word, folded to ASCII so SQLite's LIKE matches what CONTAINS[cd] does).
     static func makeQueries(_ names: [String], count: Int) -> (words: [[String]], pieces: [String]) {
-        var random = SearchRandom(seed: 0x5EA7C4)
+        var random = SplitMix(state: 0x5EA7C4)
         func below(_ n: Int) -> Int { Int(random.next() % UInt64(max(n, 1))) }
         var wordQueries: [[String]] = [], pieces: [String] = []
         while wordQueries.count < count || pieces.count < count {
@@ -69,7 +69,7 @@ struct SearchBenchmark: ParsableCommand {
     func run() throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let stops = try Self.stopNames(data + "/stops.txt")
-        var random = SearchRandom(seed: 0x4A3E5)
+        var random = SplitMix(state: 0x4A3E5)
         let large = (0..<names).map { _ in stops[Int(random.next() % UInt64(stops.count))] + " / " + stops[Int(random.next() % UInt64(stops.count))] }
         var report = BenchReport()
         for (label, set) in [("\(stops.count)", stops), ("\(names / 1000)k", large)] {
@@ -131,15 +131,3 @@ struct SearchBenchmark: ParsableCommand {
     }
 }
 
-/// SplitMix64: the same names and queries on every run.
-struct SearchRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -218,6 +218,18 @@ extension PersistentStore {
                     found.append(FetchedRow(id: id, row: row, values: values))
                     return true
                 }
+                /// Considers the stored row `bytes` of `pk`: by its key and entity code alone when
+                /// they suffice, else decoded and evaluated.
+                func considerStored(_ pk: Int64, _ bytes: UnsafeRawBufferPointer) throws {
+                    if keysSuffice {
+                        guard let code = RowCodec.entityCode(ofRow: bytes) else {
+                            throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
+                        }
+                        try considerKey(pk, code: code)
+                    } else {
+                        try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
+                    }
+                }
                 /// Reads every row of the entity's tree.
                 func scan() throws {
                     try tx.tree(info.rowTree).forEachUnsafe { key, value in
@@ -225,14 +237,7 @@ extension PersistentStore {
                         guard let pk = IndexKeys.trailingKey(key) else {
                             throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key")
                         }
-                        if keysSuffice {
-                            guard let code = RowCodec.entityCode(ofRow: value) else {
-                                throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
-                            }
-                            try considerKey(pk, code: code)
-                        } else {
-                            try consider(pk, try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)"))
-                        }
+                        try considerStored(pk, value)
                         return true
                     }
                 }
@@ -259,14 +264,7 @@ extension PersistentStore {
                     }
                     try visitRows(tx, tree: info.rowTree, sortedKeys: candidates) { pk, bytes in
                         if let limit, found.matched >= limit { return false }
-                        if keysSuffice {
-                            guard let code = RowCodec.entityCode(ofRow: bytes) else {
-                                throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
-                            }
-                            try considerKey(pk, code: code)
-                        } else {
-                            try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
-                        }
+                        try considerStored(pk, bytes)
                         return true
                     }
                 case .index(let index, let ranges):

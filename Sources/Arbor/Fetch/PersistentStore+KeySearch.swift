@@ -93,10 +93,18 @@ extension PersistentStore {
             }
         }
         examined += owners.count
-        owners.sort()
-        var unique: [Int64] = []
-        unique.reserveCapacity(owners.count)
-        for owner in owners where unique.last != owner { unique.append(owner) }
-        return unique
+        Self.sortUnique(&owners)
+        return owners
+    }
+
+    /// Sorts `keys` and drops repeats, in place.
+    static func sortUnique(_ keys: inout [Int64]) {
+        keys.sort()
+        var kept = 0
+        for position in keys.indices where kept == 0 || keys[position] != keys[kept - 1] {
+            keys[kept] = keys[position]
+            kept += 1
+        }
+        keys.removeLast(keys.count - kept)
     }
 }

@@ -50,13 +50,7 @@ extension PersistentStore {
             return true
         }
         examined += found.count
-        found.sort()
-        var kept = 0
-        for position in found.indices where kept == 0 || found[position] != found[kept - 1] {
-            found[kept] = found[position]
-            kept += 1
-        }
-        found.removeLast(found.count - kept)
+        Self.sortUnique(&found)
         return found
     }
 
