@@ -1,4 +1,5 @@
 @testable import Arbor
+import ArborEngine
 import ArborEngineTestSupport
 import ArborTestSupport
 import Foundation
@@ -117,6 +118,56 @@ struct TextIndexUpkeepTests {
         let kept = try store.database.view { tx in try tx.hasTree("index.Place.words_name") }
         #expect(!kept)
         try MigrationFixture.expectConsistent(store)
+    }
+
+    @Test("an inherited words index finds the rows of the entity asked for, and of its sub-entities when included")
+    func inheritance() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Place", attributes: [AttributeDescription("rank", .int64), AttributeDescription("name", .string, optional: true)],
+                              indexes: [IndexDescription(["name"], kind: .words)]),
+            EntityDescription("Station", superentity: "Place", attributes: [AttributeDescription("platforms", .int16, defaultValue: .int(1))]),
+        ])
+        let stack = try TestStack(model: model)
+        let context = stack.context()
+        try context.performAndWait {
+            for (rank, (entity, name)) in [("Place", "Berlin Zoo"), ("Station", "Berlin Hauptbahnhof"), ("Station", "Potsdam"), ("Place", "Berliner Dom")].enumerated() {
+                let object = try context.insertNewObject(forEntityName: entity)
+                object.setValue(Int64(rank), forKey: "rank")
+                object.setValue(name, forKey: "name")
+            }
+            try context.save()
+            let predicate = try ObjectPredicate(format: "name WORDSBEGINWITH[cd] 'berl'")
+            func ranks(_ entity: String, subentities: Bool = true) throws -> [Int64] {
+                var request = FetchRequest(entityName: entity, predicate: predicate, sortDescriptors: [ObjectSortDescriptor("rank")])
+                request.includesSubentities = subentities
+                return try context.fetch(request).map { $0.value(forKey: "rank") as? Int64 ?? -1 }
+            }
+            #expect(try ranks("Place") == [0, 1, 3])
+            #expect(try ranks("Place", subentities: false) == [0, 3])
+            #expect(try ranks("Station") == [1])
+            let plan = try context.explain(FetchRequest(entityName: "Station", predicate: predicate)).first?.plan
+            #expect(plan?.hasPrefix("SEARCH index.Place.words_name") == true, "\(plan ?? "")")
+            try MigrationFixture.expectConsistent(stack.store)
+        }
+    }
+
+    @Test("a damaged text index: a malformed entry is a typed error, a stray one a consistency problem")
+    func damagedIndex() throws {
+        let stack = try TestStack(model: try Self.model())
+        _ = try stack.coordinator.execute(BatchInsertRequest(entityName: "Place", objects: [["rank": 1, "name": "Berlin Zoo"]]))
+        func damage(_ body: (WriteTransaction) throws -> Void) throws {
+            let tx = try stack.store.database.beginWrite()
+            try body(tx)
+            try tx.commit()
+        }
+        try damage { try $0.tree("index.Place.words_name").put(TupleKey.encode([.string("berlin"), stack.store.keys.integer(777)]), []) }
+        #expect(try stack.store.consistencyProblems().count == 1)
+        // A key that does not end with a primary key.
+        try damage { try $0.tree("index.Place.words_name").put([0x40, 0x62, 0x65, 0x72, 0x00, 0x01, 0xFF], []) }
+        let context = stack.context()
+        _ = context.performAndWait {
+            #expect(throws: StoreError.self) { try context.fetch(FetchRequest(entityName: "Place", predicate: try ObjectPredicate(format: "name WORDSBEGINWITH[cd] 'ber'"))) }
+        }
     }
 
     @Test("a text index names one string attribute and is not unique")
