@@ -149,9 +149,17 @@ public enum TupleKey {
     }
 
     private static func appendEscaped<S: Sequence>(_ bytes: S, _ output: inout [UInt8]) where S.Element == UInt8 {
-        for byte in bytes {
-            output.append(byte)
-            if byte == 0 { output.append(escape) }
+        // Most strings hold no zero byte: copied whole, not byte by byte.
+        let copied = bytes.withContiguousStorageIfAvailable { buffer -> Bool in
+            guard !buffer.contains(0) else { return false }
+            output.append(contentsOf: buffer)
+            return true
+        }
+        if copied != true {
+            for byte in bytes {
+                output.append(byte)
+                if byte == 0 { output.append(escape) }
+            }
         }
         output.append(0)
         output.append(terminator)
