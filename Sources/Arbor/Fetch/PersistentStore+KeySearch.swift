@@ -48,15 +48,8 @@ extension PersistentStore {
     func relatedKeys(_ search: QueryPlanner.RelatedSearch, _ tx: Transaction, examined: inout Int) throws -> [Int64] {
         guard case .index(let index, let ranges) = search.inner.access else { return [] }
         // The destination's keys, from its index entries (which end with them).
-        var targets: [Int64] = []
         let filters = search.inner.keyFilters.isEmpty ? nil : KeyFilterSet(search.inner.keyFilters, onProgress: nil)
-        try tx.tree(index.tree).makeCursor().scan(ranges, filter: filters) { key, _ in
-            guard let target = IndexKeys.trailingKey(key) else {
-                throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
-            }
-            targets.append(target)
-            return true
-        }
+        var targets = try trailingKeys(in: ranges, of: try tx.tree(index.tree), filter: filters, entry: "index entry")
         examined += targets.count + (filters?.rejected ?? 0)
         targets.sort()
         var owners: [Int64] = []
@@ -65,13 +58,7 @@ extension PersistentStore {
         case .toOne:
             // The fetched rows referring to each target: the foreign-key entries under its key.
             let prefixes = targets.map { KeyRange.prefix(keys.ownerPrefix($0)) }
-            try tx.tree(search.link).makeCursor().scan(prefixes) { key, _ in
-                guard let owner = IndexKeys.trailingKey(key) else {
-                    throw StoreError.corruptRow(location: search.link, detail: "malformed foreign-key entry")
-                }
-                owners.append(owner)
-                return true
-            }
+            owners = try trailingKeys(in: prefixes, of: try tx.tree(search.link), entry: "foreign-key entry")
         case .oneToMany:
             // Each member's row holds the reference back to its owner.
             guard let inverse = search.destination.relationship(named: relationship.description.inverse) else { return [] }
@@ -84,27 +71,26 @@ extension PersistentStore {
             // The inverse side of the join tree lists each member's owners.
             guard let inverse = search.destination.relationship(named: relationship.description.inverse) else { return [] }
             let prefixes = targets.map { KeyRange.prefix(keys.joinPrefix(side: inverse.joinSide, owner: $0)) }
-            try tx.tree(search.link).makeCursor().scan(prefixes) { key, _ in
-                guard let owner = IndexKeys.trailingKey(key) else {
-                    throw StoreError.corruptRow(location: search.link, detail: "malformed join entry")
-                }
-                owners.append(owner)
-                return true
-            }
+            owners = try trailingKeys(in: prefixes, of: try tx.tree(search.link), entry: "join entry")
         }
         examined += owners.count
-        Self.sortUnique(&owners)
+        owners.sortUnique(by: <)
         return owners
     }
 
-    /// Sorts `keys` and drops repeats, in place.
-    static func sortUnique(_ keys: inout [Int64]) {
-        keys.sort()
-        var kept = 0
-        for position in keys.indices where kept == 0 || keys[position] != keys[kept - 1] {
-            keys[kept] = keys[position]
-            kept += 1
+    /// The keys that end the entries of `ranges` (ascending, disjoint) in `tree` — the row,
+    /// owner or member key every index, foreign-key and join entry ends with — in entry order,
+    /// of the entries `filter` admits.
+    /// - Throws: `StoreError.corruptRow` naming the tree for an `entry` that does not end with one.
+    func trailingKeys(in ranges: [KeyRange], of tree: Tree, filter: KeyFilterSet? = nil, entry: String) throws -> [Int64] {
+        var found: [Int64] = []
+        try tree.makeCursor().scan(ranges, filter: filter) { key, _ in
+            guard let trailing = IndexKeys.trailingKey(key) else {
+                throw StoreError.corruptRow(location: tree.name, detail: "malformed \(entry)")
+            }
+            found.append(trailing)
+            return true
         }
-        keys.removeLast(keys.count - kept)
+        return found
     }
 }

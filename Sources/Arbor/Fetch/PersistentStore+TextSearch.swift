@@ -4,9 +4,9 @@ extension PersistentStore {
     /// The primary keys (ascending, distinct) of the rows that have an entry beginning with
     /// every probe of `search`, rarest probe first; nil when the search is not exact and even
     /// the rarest probe's entries outnumber a quarter of the entity's rows (`rowCount`), where
-    /// reading and evaluating every row costs less than looking rows up one by one. `examined` counts the index entries read.
-    /// `complete`: every probe narrowed the keys (else the rows must be checked against the
-    /// conjuncts the search came from, even for an exact search).
+    /// reading and evaluating every row costs less than looking rows up one by one. `examined`
+    /// counts the index entries read. `complete`: every probe narrowed the keys (else the rows
+    /// must be checked against the conjuncts the search came from, even for an exact search).
     ///
     /// Probes are counted first (whole leaves, no cells decoded). The rarest gives the
     /// candidates; each next one narrows them by a merge, while there are enough candidates
@@ -41,16 +41,9 @@ extension PersistentStore {
     /// The primary keys of the entries in `range` of a text index, ascending and distinct (a
     /// row has one entry per term, and a prefix can begin several of its terms).
     private func keys(in range: KeyRange, of tree: Tree, examined: inout Int) throws -> [Int64] {
-        var found: [Int64] = []
-        try tree.forEachUnsafe(in: range) { key, _ in
-            guard let pk = IndexKeys.trailingKey(key) else {
-                throw StoreError.corruptRow(location: tree.name, detail: "malformed index entry")
-            }
-            found.append(pk)
-            return true
-        }
+        var found = try trailingKeys(in: [range], of: tree, entry: "index entry")
         examined += found.count
-        Self.sortUnique(&found)
+        found.sortUnique(by: <)
         return found
     }
 

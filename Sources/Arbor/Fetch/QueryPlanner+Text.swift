@@ -5,7 +5,7 @@ import Foundation
 /// `CONTAINS[cd]`, `BEGINSWITH[cd]`, `ENDSWITH[cd]` and `LIKE[cd]` through a substrings index.
 extension QueryPlanner {
     /// The rows that have, for every probe, an entry of `index` beginning with it: a superset
-    /// of the rows the conjuncts it comes from accept (the whole predicate is evaluated on each).
+    /// of the rows the conjuncts it comes from accept, or exactly those (`isExact`).
     struct TextSearch {
         let index: EntityInfo.Index
         /// Folded prefixes of terms, each a key range of the index (see `TextTerms`).
@@ -19,6 +19,33 @@ extension QueryPlanner {
         static func range(_ probe: String) -> KeyRange { .prefix(encodedStringPrefix(probe)) }
     }
 
+    /// A comparison a text index could serve: an attribute compared with a string constant by
+    /// a word or substring operator, with the index kind that serves it.
+    private struct TextComparison {
+        let comparison: Comparison
+        let attribute: EntityInfo.Attribute
+        let text: String
+        let kind: IndexDescription.Kind
+
+        init?(_ conjunct: ObjectPredicate, info: EntityInfo) {
+            guard case .comparison(let comparison) = conjunct, comparison.modifier == .direct,
+                  case .keyPath(let path) = comparison.left, path.count == 1,
+                  case .constant(.string(let text)) = comparison.right,
+                  let attribute = info.attribute(named: path[0]), attribute.description.type == .string else { return nil }
+            switch comparison.op {
+            case .wordsBeginWith: kind = .words
+            case .contains, .beginsWith, .endsWith, .like: kind = .substrings
+            default: return nil
+            }
+            (self.comparison, self.attribute, self.text) = (comparison, attribute, text)
+        }
+
+        /// The index of `info` of this comparison's kind on its attribute.
+        func index(in info: EntityInfo) -> EntityInfo.Index? {
+            info.indexes.first { $0.kind == kind && $0.slots.first == attribute.slot }
+        }
+    }
+
     /// A search of a text index for the conjuncts `parts` that one can serve, with the
     /// conjuncts it came from and their positions in `parts`; nil when none can. The first text
     /// index a conjunct names is taken, with the probes of every conjunct that index serves.
@@ -27,28 +54,24 @@ extension QueryPlanner {
         var probes: [String] = [], used: [ConditionLabel] = [], positions: [Int] = []
         var isExact = true
         for (position, conjunct) in parts.enumerated() {
-            guard case .comparison(let comparison) = conjunct, comparison.modifier == .direct,
-                  comparison.options == IndexKeys.normalization,
-                  case .keyPath(let path) = comparison.left, path.count == 1,
-                  case .constant(.string(let text)) = comparison.right,
-                  let attribute = info.attribute(named: path[0]) else { continue }
-            let kind: IndexDescription.Kind
-            switch comparison.op {
-            case .wordsBeginWith: kind = .words
-            case .contains, .beginsWith, .endsWith, .like: kind = .substrings
-            default: continue
+            guard let candidate = TextComparison(conjunct, info: info), candidate.comparison.options == IndexKeys.normalization,
+                  let index = chosen ?? candidate.index(in: info), index === candidate.index(in: info) else { continue }
+            let found: [String]
+            if candidate.kind == .words {
+                // Exact when every word of the query is a probe, whole.
+                let words = TextTerms.wordProbes(candidate.text, limit: .max)
+                found = Array(words.prefix(TextTerms.maximumProbes))
+                isExact = isExact && found.count == words.count && words.allSatisfy { $0.utf8.count < TextTerms.maximumTermBytes }
+            } else {
+                found = substringProbes(candidate.comparison.op, candidate.text)
+                isExact = false
             }
-            guard let index = chosen ?? info.indexes.first(where: { $0.kind == kind && $0.slots.first == attribute.slot }),
-                  index.kind == kind, index.slots.first == attribute.slot else { continue }
-            let found = kind == .words ? TextTerms.wordProbes(text) : substringProbes(comparison.op, text)
             guard !found.isEmpty else { continue }
             chosen = index
             for probe in found where probes.count < TextTerms.maximumProbes && !probes.contains(probe) { probes.append(probe) }
+            isExact = isExact && found.allSatisfy(probes.contains)
             used.append(.predicate(conjunct))
             positions.append(position)
-            // Exact when every word of the query is a probe, whole.
-            isExact = isExact && kind == .words && found.allSatisfy(probes.contains)
-                && TextTerms.wordProbes(text, limit: .max).allSatisfy { found.contains($0) && $0.utf8.count < TextTerms.maximumTermBytes }
         }
         guard let chosen, !probes.isEmpty else { return nil }
         return (TextSearch(index: chosen, probes: probes, isExact: isExact), used, positions)
@@ -60,21 +83,14 @@ extension QueryPlanner {
     static func textIndexHint(_ predicate: ObjectPredicate?, for info: EntityInfo) -> String? {
         guard let predicate else { return nil }
         for conjunct in conjuncts(predicate) {
-            guard case .comparison(let comparison) = conjunct, comparison.modifier == .direct,
-                  case .keyPath(let path) = comparison.left, path.count == 1,
-                  case .constant(.string) = comparison.right,
-                  let attribute = info.attribute(named: path[0]), attribute.description.type == .string else { continue }
-            let kind: IndexDescription.Kind
-            switch comparison.op {
-            case .wordsBeginWith: kind = .words
-            case .contains, .endsWith, .like: kind = .substrings
-            default: continue
+            // BEGINSWITH is left to the folded index's hint.
+            guard let candidate = TextComparison(conjunct, info: info), candidate.comparison.op != .beginsWith else { continue }
+            if let index = candidate.index(in: info) {
+                guard candidate.comparison.options != IndexKeys.normalization else { continue }
+                return "\(index.tree) serves \(candidate.comparison.op.rawValue)[cd] only; compare with [cd] to use it"
             }
-            if let index = info.indexes.first(where: { $0.kind == kind && $0.slots.first == attribute.slot }) {
-                guard comparison.options != IndexKeys.normalization else { continue }
-                return "\(index.tree) serves \(comparison.op.rawValue)[cd] only; compare with [cd] to use it"
-            }
-            return "a \(kind.rawValue) index on \(info.name)(\(path[0])) would help: IndexDescription([\"\(path[0])\"], kind: .\(kind.rawValue))"
+            let name = candidate.attribute.description.name, kind = candidate.kind.rawValue
+            return "a \(kind) index on \(info.name)(\(name)) would help: IndexDescription([\"\(name)\"], kind: .\(kind))"
         }
         return nil
     }

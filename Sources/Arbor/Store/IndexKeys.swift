@@ -106,13 +106,7 @@ struct IndexKeys: Sendable {
             return bytes
         }
         // Key order is term order (the string encoding keeps byte order); equal terms, equal keys.
-        keys.sort { compareBytes($0, $1) < 0 }
-        var kept = 0
-        for position in keys.indices where kept == 0 || keys[position] != keys[kept - 1] {
-            keys.swapAt(kept, position)
-            kept += 1
-        }
-        keys.removeLast(keys.count - kept)
+        keys.sortUnique { compareBytes($0, $1) < 0 }
         return keys
     }
 

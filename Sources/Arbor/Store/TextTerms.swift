@@ -2,7 +2,8 @@ import Foundation
 
 /// The terms a words or substrings index keeps for a string, and the probes a search of one
 /// looks up (Spec/object-store.md §4, "Text indexes"). Both sides fold as `[cd]` folds, so an
-/// index answers `[cd]` comparisons; every candidate it gives is still evaluated on its row.
+/// index answers `[cd]` comparisons: exactly for a words search (`QueryPlanner.TextSearch.isExact`),
+/// else as candidates evaluated on their rows.
 enum TextTerms {
     /// Terms are cut to this many UTF-8 bytes (at a scalar boundary), so that a word of any
     /// length makes a key well below the page's limit; a probe is cut the same way, which keeps
@@ -32,8 +33,8 @@ enum TextTerms {
         }
     }
 
-    /// Probes a search looks up at most: each costs a count of its range, and the rows found
-    /// are evaluated whole anyway, so a long query gains nothing from more.
+    /// Probes a search looks up at most: each costs a count of its range, and a few rare ones
+    /// narrow as much as many (a longer query's rows are evaluated instead).
     static let maximumProbes = 8
 
     /// The prefixes a `WORDSBEGINWITH[cd]` query looks up in a words index: its folded words, cut
@@ -89,13 +90,8 @@ enum TextTerms {
 
     /// `terms` without repeats, in the order of their UTF-8 bytes (the index order).
     private static func distinct(_ terms: [String]) -> [String] {
-        var sorted = terms.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        var kept = 0
-        for position in sorted.indices where kept == 0 || !sorted[position].utf8.elementsEqual(sorted[kept - 1].utf8) {
-            sorted.swapAt(kept, position)
-            kept += 1
-        }
-        sorted.removeLast(sorted.count - kept)
+        var sorted = terms
+        sorted.sortUnique { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         return sorted
     }
 }
