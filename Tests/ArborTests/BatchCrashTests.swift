@@ -65,6 +65,7 @@ struct BatchCrashTests {
         let (probeStore, probeContext) = try SaveCrashTests.open(probe, model)
         try probeContext.performAndWait { try Self.run(workload, probeContext) }
         let after = try SaveCrashTests.snapshot(probeStore, model: model)
+        #expect(try probeStore.consistencyProblems() == [])
         #expect(after != before)
         let points = probe.operationCount
         #expect(points >= 4)

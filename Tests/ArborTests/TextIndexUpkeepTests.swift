@@ -160,13 +160,32 @@ struct TextIndexUpkeepTests {
             try body(tx)
             try tx.commit()
         }
-        try damage { try $0.tree("index.Place.words_name").put(TupleKey.encode([.string("berlin"), stack.store.keys.integer(777)]), []) }
+        let words = "index.Place.words_name"
+        // A well-formed block of one key whose row does not exist.
+        try damage { try $0.tree(words).put(TupleKey.encode([.string("berlin"), stack.store.keys.integer(777)]), [1]) }
         #expect(try stack.store.consistencyProblems().count == 1)
-        // A key that does not end with a primary key.
-        try damage { try $0.tree("index.Place.words_name").put([0x40, 0x62, 0x65, 0x72, 0x00, 0x01, 0xFF], []) }
         let context = stack.context()
-        _ = context.performAndWait {
-            #expect(throws: StoreError.self) { try context.fetch(FetchRequest(entityName: "Place", predicate: try ObjectPredicate(format: "name WORDSBEGINWITH[cd] 'ber'"))) }
+        let request = FetchRequest(entityName: "Place", predicate: try ObjectPredicate(format: "name WORDSBEGINWITH[cd] 'ber'"))
+        // Malformed blocks: no count; a count its gaps do not match; a gap past Int64.max; a key
+        // that does not end with a primary key.
+        let malformed: [(key: [UInt8], value: [UInt8])] = [
+            (TupleKey.encode([.string("berlin"), stack.store.keys.integer(778)]), []),
+            (TupleKey.encode([.string("berlin"), stack.store.keys.integer(779)]), [3, 0]),
+            (TupleKey.encode([.string("berlin"), stack.store.keys.integer(780)]), [2, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]),
+            ([0x40, 0x62, 0x65, 0x72, 0x00, 0x01, 0xFF], [1]),
+        ]
+        for (key, value) in malformed {
+            try damage { try $0.tree(words).put(key, value) }
+            _ = context.performAndWait {
+                #expect(throws: StoreError.self) { try context.fetch(request) }
+            }
+            #expect(throws: StoreError.self) { try stack.store.consistencyProblems() }
+            try damage { _ = try $0.tree(words).delete(key) }
+        }
+        // A save that rewrites a damaged term's blocks refuses, and writes nothing.
+        try damage { try $0.tree(words).put(TupleKey.encode([.string("berlin"), stack.store.keys.integer(2)]), [9]) }
+        #expect(throws: StoreError.self) {
+            try stack.coordinator.execute(BatchInsertRequest(entityName: "Place", objects: [["rank": 2, "name": "Berlin Mitte"]]))
         }
     }
 

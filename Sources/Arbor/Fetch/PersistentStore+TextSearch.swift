@@ -8,14 +8,14 @@ extension PersistentStore {
     /// counts the index entries read. `complete`: every probe narrowed the keys (else the rows
     /// must be checked against the conjuncts the search came from, even for an exact search).
     ///
-    /// Probes are counted first (whole leaves, no cells decoded). The rarest gives the
+    /// Probes are counted first (the blocks' counts, no key decoded). The rarest gives the
     /// candidates; each next one narrows them by a merge, while there are enough candidates
     /// that reading its range costs less than evaluating them.
     /// - Throws: `StoreError.corruptRow` for a malformed entry.
     /// - Complexity: O(p log n) to count p probes, then O(e) in the entries read.
     func textCandidates(_ search: QueryPlanner.TextSearch, rowCount: Int, _ tx: Transaction,
                         examined: inout Int) throws -> (keys: [Int64], complete: Bool)? {
-        let tree = try tx.tree(search.index.tree)
+        let tree = PostingTree(tree: try tx.tree(search.index.tree), keys: keys)
         var counted: [(range: KeyRange, count: Int)] = []
         for probe in search.probes {
             let range = QueryPlanner.TextSearch.range(probe)
@@ -40,9 +40,9 @@ extension PersistentStore {
 
     /// The primary keys of the entries in `range` of a text index, ascending and distinct (a
     /// row has one entry per term, and a prefix can begin several of its terms).
-    private func keys(in range: KeyRange, of tree: Tree, examined: inout Int) throws -> [Int64] {
-        var found = try trailingKeys(in: [range], of: tree, entry: "index entry")
-        examined += found.count
+    private func keys(in range: KeyRange, of tree: PostingTree, examined: inout Int) throws -> [Int64] {
+        var found: [Int64] = []
+        examined += try tree.keys(in: range, into: &found)
         found.sortUnique(by: <)
         return found
     }

@@ -308,7 +308,14 @@ final class SaveWriter {
         let id = delete.id
         guard let info = store.model.infosByCode[old.entityCode] else { return }
         for index in info.indexes {
-            for key in store.keys.indexKeys(index, columns: old.columns, key: id.primaryKey) { _ = try tx.tree(index.tree).delete(key) }
+            for key in store.keys.indexKeys(index, columns: old.columns, key: id.primaryKey) {
+                // A text index's entries live in posting blocks, rewritten when the save flushes.
+                if index.isText {
+                    indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key)
+                } else {
+                    _ = try tx.tree(index.tree).delete(key)
+                }
+            }
         }
         _ = try tx.tree(info.rowTree).delete(store.keys.rowKey(id.primaryKey))
         for relationship in info.relationships where relationship.kind == .manyToMany {
@@ -356,12 +363,20 @@ final class SaveWriter {
     func flushIndexes(only: (EntityInfo.Index) -> Bool = { _ in true }) throws {
         // A tree may collect entries under several descriptions (an index inherited by
         // sub-entities); each row's entries are under its own entity's, so they concatenate.
-        var byTree: [String: TreeChanges] = [:]
+        var byTree: [String: TreeChanges] = [:], textTrees: Set<String> = []
         for (key, (index, changes)) in indexChanges where only(index) {
             indexChanges[key] = nil
+            if index.isText { textTrees.insert(index.tree) }
             if byTree[index.tree] == nil { byTree[index.tree] = changes } else { byTree[index.tree]?.append(contentsOf: changes) }
         }
-        for (name, changes) in byTree.sorted(by: { $0.key < $1.key }) { try tx.tree(name).apply(changes) }
+        for (name, changes) in byTree.sorted(by: { $0.key < $1.key }) {
+            // A text index's changes are to its logical entries, kept in posting blocks.
+            if textTrees.contains(name) {
+                try PostingTree(tree: try tx.tree(name), keys: store.keys).apply(changes)
+            } else {
+                try tx.tree(name).apply(changes)
+            }
+        }
     }
 
     // MARK: Order

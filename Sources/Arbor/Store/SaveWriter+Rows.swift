@@ -38,7 +38,6 @@ extension SaveWriter {
         let before = old.map { keys.textKeys(index, columns: $0, key: id.primaryKey) } ?? []
         let after = keys.textKeys(index, columns: new, key: id.primaryKey)
         guard before != after else { return }
-        let value = keys.entryValue(id.info.code, root: id.info.rootCode)
         // Both lists are in key order: one merge finds what only one side has.
         let slot = ObjectIdentifier(index)
         var b = 0, a = 0
@@ -48,7 +47,7 @@ extension SaveWriter {
                 indexChanges[slot, default: (index, TreeChanges())].changes.delete(before[b])
                 b += 1
             } else if order > 0 {
-                indexChanges[slot, default: (index, TreeChanges())].changes.put(after[a], value)
+                indexChanges[slot, default: (index, TreeChanges())].changes.put(after[a], [])
                 a += 1
             } else {
                 b += 1

@@ -12,11 +12,14 @@ extension PersistentStore {
         do {
             try database.view { tx in
                 var expected: [String: Set<[UInt8]>] = [:]
-                var trees: Set<String> = []
+                var trees: Set<String> = [], textTrees: Set<String> = []
                 var rows: [UInt16: Set<Int64>] = [:]
                 for root in model.infos where root.superentityName == nil && holds(root) {
                     for info in model.infos where info.rootCode == root.code {
-                        for index in info.indexes { trees.insert(index.tree) }
+                        for index in info.indexes {
+                            trees.insert(index.tree)
+                            if index.isText { textTrees.insert(index.tree) }
+                        }
                     }
                     try tx.tree(root.rowTree).forEachUnsafe { key, value in
                         guard let pk = IndexKeys.trailingKey(key) else { throw StoreError.corruptRow(location: root.rowTree, detail: "malformed row key") }
@@ -27,8 +30,10 @@ extension PersistentStore {
                         }
                         rows[root.code, default: []].insert(pk)
                         for index in info.indexes {
+                            // A text index's logical entries carry no entity code (its rows are read).
+                            let value = index.isText ? [] : keys.entryValue(info.code, root: root.code)
                             for entry in keys.indexKeys(index, columns: row.columns, key: pk) {
-                                expected[index.tree, default: []].insert(entry + keys.entryValue(info.code, root: root.code))
+                                expected[index.tree, default: []].insert(entry + value)
                             }
                         }
                         return true
@@ -36,10 +41,14 @@ extension PersistentStore {
                 }
                 for tree in trees.sorted() where problems.count < limit {
                     var missing = expected[tree] ?? []
-                    try tx.tree(tree).forEachUnsafe { key, value in
-                        let entry = Array(key) + Array(value)
-                        if missing.remove(entry) == nil { problems.append("\(tree): entry \(key.map { String($0, radix: 16) }.joined(separator: " ")) has no row that gives it") }
+                    func found(_ entry: [UInt8]) -> Bool {
+                        if missing.remove(entry) == nil { problems.append("\(tree): entry \(entry.map { String($0, radix: 16) }.joined(separator: " ")) has no row that gives it") }
                         return problems.count < limit
+                    }
+                    if textTrees.contains(tree) {
+                        try PostingTree(tree: try tx.tree(tree), keys: keys).forEachEntry { _ = found($0) }
+                    } else {
+                        try tx.tree(tree).forEachUnsafe { key, value in found(Array(key) + Array(value)) }
                     }
                     for entry in missing.prefix(limit - min(problems.count, limit)) {
                         problems.append("\(tree): missing the entry \(entry.map { String($0, radix: 16) }.joined(separator: " "))")

@@ -177,12 +177,18 @@ private struct Migration {
         // Entries are gathered, sorted and inserted in key order: each insert then appends to
         // the last leaf, several times faster than inserting in row order.
         var entries = rebuilt.map { _ in SortedEntries() }
+        // A text index's logical entries, written as posting blocks (`PostingTree`).
+        var textEntries = rebuilt.map { _ in TreeChanges() }
         try tx.tree(root.rowTree).forEach { key, value in
             guard let pk = IndexKeys.trailingKey(key) else {
                 throw StoreError.corruptRow(location: root.rowTree, detail: "malformed row key")
             }
             let row = try RowCodec.decode(value, context: "\(root.rowTree)/\(pk)")
             for (position, entry) in rebuilt.enumerated() where entry.codes.contains(row.entityCode) {
+                if entry.index.isText {
+                    for indexKey in keys.textKeys(entry.index, columns: row.columns, key: pk) { textEntries[position].put(indexKey, []) }
+                    continue
+                }
                 for indexKey in keys.indexKeys(entry.index, columns: row.columns, key: pk) {
                     let prefixLength = entry.index.isUnique ? keys.uniquePrefix(entry.index, columns: row.columns)?.count ?? 0 : 0
                     entries[position].append(indexKey, code: row.entityCode, uniquePrefixLength: prefixLength)
@@ -192,6 +198,10 @@ private struct Migration {
         }
         for (position, entry) in rebuilt.enumerated() {
             let tree = try tx.tree(entry.index.tree)
+            if entry.index.isText {
+                try PostingTree(tree: tree, keys: keys).apply(textEntries[position])
+                continue
+            }
             var previousUnique: ArraySlice<UInt8>?
             for item in entries[position].sorted() {
                 let key = entries[position].key(item)
