@@ -173,16 +173,3 @@ extension TreeChanges {
         }
     }
 }
-
-extension TreeChanges {
-    /// Calls `body` with each key changed, in ascending key order, and whether its last change
-    /// deletes it (of several changes to one key, only the last counts, as `Tree.apply` has it):
-    /// for a layer that turns logical changes into changes of its own entries (an object
-    /// store's posting blocks) before applying them.
-    /// - Complexity: as sorting the changes (see `order`), plus O(1) per change.
-    public func forEachInKeyOrder(_ body: (_ key: UnsafeRawBufferPointer, _ isDelete: Bool) throws -> Void) rethrows {
-        for position in order() {
-            try keys.withBytes(position) { try body($0, keys.isFlagged(position)) }
-        }
-    }
-}

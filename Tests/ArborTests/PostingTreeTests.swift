@@ -48,19 +48,29 @@ struct PostingTreeTests {
             // Small keys (one-byte gaps), and keys far apart (gaps of several bytes, blocks cut
             // by bytes); appends above every key (an import) in some rounds.
             let span: Int64 = seed % 2 == 0 ? 3_000 : 1 << 40
-            var changes = TreeChanges()
-            for _ in 0..<Int(random.next() % 400) {
+            // Two halves gathered apart and joined: the second's changes win, as if given after.
+            var first = PostingChanges(), second = PostingChanges()
+            var halves: [[(key: [UInt8], isDelete: Bool)]] = [[], []]
+            for number in 0..<Int(random.next() % 400) {
                 let term = Self.terms[Int(random.next() % UInt64(Self.terms.count))]
                 let pk = round % 5 == 4 ? Int64(round) * span + Int64(random.next() % 500) + 1 : Int64(random.next() % UInt64(span)) + 1
                 let key = Self.entry(term, pk, keys)
-                if random.next() % 3 == 0 {
-                    changes.delete(key)
-                    expected.remove(key)
-                } else {
-                    changes.put(key, [])
-                    expected.insert(key)
+                let isDelete = random.next() % 3 == 0
+                Array(term.utf8).withUnsafeBytes { bytes in
+                    switch (number % 2 == 0, isDelete) {
+                    case (true, true): first.delete(term: bytes, key: pk)
+                    case (true, false): first.put(term: bytes, key: pk)
+                    case (false, true): second.delete(term: bytes, key: pk)
+                    case (false, false): second.put(term: bytes, key: pk)
+                    }
                 }
+                halves[number % 2].append((key, isDelete))
             }
+            for (key, isDelete) in halves[0] + halves[1] {
+                if isDelete { expected.remove(key) } else { expected.insert(key) }
+            }
+            var changes = first
+            changes.append(contentsOf: second)
             try stack.store.database.update { tx in try PostingTree(tree: try tx.tree("postings"), keys: keys).apply(changes) }
             try stack.store.database.view { tx in try Self.expectMatches(PostingTree(tree: try tx.tree("postings"), keys: keys), expected, keys: keys) }
         }

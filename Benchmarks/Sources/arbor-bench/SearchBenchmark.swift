@@ -117,6 +117,15 @@ struct SearchBenchmark: ParsableCommand {
         }
         add("word search median", Clock.median(arborTimes), Clock.median(sqliteTimes), "ms", peer: "FTS5")
         add("word search p95", Clock.percentile(arborTimes, 0.95), Clock.percentile(sqliteTimes, 0.95), "ms", peer: "FTS5")
+        arborTimes = []
+        sqliteTimes = []
+        for query in wordQueries {
+            var a = 0, b = 0
+            arborTimes.append(try Clock.seconds { a = try both.searchIDs(context, "name WORDSBEGINWITH[cd] %@", query.joined(separator: " ")) } * 1000)
+            sqliteTimes.append(try Clock.seconds { b = try fts.wordSearchIDs(query) } * 1000)
+            if a != b { differing += 1 }
+        }
+        add("word search median, IDs only", Clock.median(arborTimes), Clock.median(sqliteTimes), "ms", peer: "FTS5")
 
         arborTimes = []
         sqliteTimes = []

@@ -40,6 +40,14 @@ struct ArborNamesSide {
         }
     }
 
+    /// The object IDs of the places whose name satisfies `format` (with `argument`): a words
+    /// search answered by the index alone, no row read.
+    func searchIDs(_ context: ManagedObjectContext, _ format: String, _ argument: String) throws -> Int {
+        try context.performAndWait {
+            try context.fetchObjectIDs(FetchRequest(entityName: "Place", predicate: try ObjectPredicate(format: format, argument))).count
+        }
+    }
+
     /// The bytes of a compacted copy (no free pages, leaves full), as `VACUUM INTO` gives SQLite's.
     func compactedBytes(in directory: String) throws -> UInt64 {
         let copy = URL(fileURLWithPath: directory + "/compacted-\(UUID().uuidString).arbor")
@@ -112,6 +120,17 @@ struct SQLiteNamesSide {
             while let row = try rows.next() {
                 if (row[1] as String?) != nil { found += 1 }
             }
+            return found
+        }
+    }
+
+    /// The IDs alone FTS5 finds for a query of prefixes: the index's own cost, no row read.
+    func wordSearchIDs(_ words: [String]) throws -> Int {
+        let query = words.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"*" }.joined(separator: " ")
+        return try pool.read { db in
+            var found = 0
+            let rows = try Int64.fetchCursor(db, sql: "SELECT rowid FROM names_fts WHERE names_fts MATCH ?", arguments: [query])
+            while try rows.next() != nil { found += 1 }
             return found
         }
     }

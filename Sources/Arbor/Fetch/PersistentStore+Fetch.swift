@@ -262,6 +262,15 @@ extension PersistentStore {
                         residual = predicate?.orderedByCost()
                         keysSuffice = false
                     }
+                    if keysSuffice && info.rootCode == info.code && info.descendantCodes.count <= 1 {
+                        // Entries of a hierarchy of one entity are that entity's rows: the keys
+                        // answer (object IDs, counts) without a row read.
+                        for pk in candidates {
+                            if let limit, found.matched >= limit { break }
+                            try considerKey(pk, code: info.code)
+                        }
+                        break
+                    }
                     try visitRows(tx, tree: info.rowTree, sortedKeys: candidates) { pk, bytes in
                         if let limit, found.matched >= limit { return false }
                         try considerStored(pk, bytes)

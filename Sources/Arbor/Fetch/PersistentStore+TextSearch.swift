@@ -16,6 +16,12 @@ extension PersistentStore {
     func textCandidates(_ search: QueryPlanner.TextSearch, rowCount: Int, _ tx: Transaction,
                         examined: inout Int) throws -> (keys: [Int64], complete: Bool)? {
         let tree = PostingTree(tree: try tx.tree(search.index.tree), keys: keys)
+        if search.probes.count == 1, let probe = search.probes.first {
+            // Nothing to rank: the keys are read at once (counting them would read them twice).
+            let candidates = try self.keys(in: QueryPlanner.TextSearch.range(probe), of: tree, examined: &examined)
+            guard search.isExact || candidates.count <= max(rowCount / 4, 64) else { return nil }
+            return (candidates, true)
+        }
         var counted: [(range: KeyRange, count: Int)] = []
         for probe in search.probes {
             let range = QueryPlanner.TextSearch.range(probe)

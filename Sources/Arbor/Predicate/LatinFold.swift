@@ -9,26 +9,51 @@ enum LatinFold {
     /// Scalars below this fold by table.
     static let limit: UInt32 = 0x250
 
-    /// The UTF-8 bytes of each scalar's fold, Foundation's by construction.
-    private static let table: [[UInt8]] = (0..<limit).map { value in
-        guard let scalar = Unicode.Scalar(value) else { return [] }
-        return Array(String(Character(scalar)).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).utf8)
+    /// Each scalar's fold, Foundation's by construction: its UTF-8 bytes packed in a word, the
+    /// first in bits 8–15 and so on, the count in the low byte (a fold longer than seven bytes
+    /// would be marked 0xFF and left to Foundation; none is).
+    private static let table: [UInt64] = (0..<limit).map { value in
+        guard let scalar = Unicode.Scalar(value) else { return 0xFF }
+        let bytes = Array(String(Character(scalar)).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).utf8)
+        guard bytes.count <= 7 else { return 0xFF }
+        return bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) } << 8 | UInt64(bytes.count)
     }
+
+    /// The table in place, for a loop over many scalars (one access to the shared array).
+    struct Table {
+        let packed: UnsafeBufferPointer<UInt64>
+
+        /// Appends the fold of `scalars` (as `fold`) to `bytes`; false, with `bytes` partly
+        /// written, when one is at or above `limit`.
+        @inline(__always)
+        func append<Scalars: Sequence<Unicode.Scalar>>(_ scalars: Scalars, to bytes: inout [UInt8]) -> Bool {
+            for scalar in scalars {
+                guard scalar.value < limit else { return false }
+                if scalar.value < 0x80 {
+                    let byte = UInt8(scalar.value)
+                    bytes.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+                    continue
+                }
+                var word = packed[Int(scalar.value)]
+                let count = Int(word & 0xFF)
+                guard count <= 7 else { return false }
+                for _ in 0..<count {
+                    word >>= 8
+                    bytes.append(UInt8(truncatingIfNeeded: word))
+                }
+            }
+            return true
+        }
+    }
+
+    static func withTable<R>(_ body: (Table) -> R) -> R { table.withUnsafeBufferPointer { body(Table(packed: $0)) } }
 
     /// `text` folded by `[cd]`, or nil when it holds a scalar the table does not cover.
     /// - Complexity: O(n) in the text's scalars.
     static func fold(_ text: String) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            guard scalar.value < limit else { return nil }
-            if scalar.value < 0x80 {
-                let byte = UInt8(scalar.value)
-                bytes.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
-            } else {
-                bytes.append(contentsOf: table[Int(scalar.value)])
-            }
-        }
+        guard withTable({ $0.append(text.unicodeScalars, to: &bytes) }) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

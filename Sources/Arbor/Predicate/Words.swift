@@ -9,22 +9,73 @@ enum Words {
     /// The words of `text`, in order, as written (not folded).
     /// - Complexity: O(n) in the text's scalars.
     static func split(_ text: String) -> [Substring] {
-        let scalars = text.unicodeScalars
         var words: [Substring] = []
-        var start: String.Index?
+        var indices: [String.Index] = []
+        let scalars = Array(text.unicodeScalars)
+        var index = text.unicodeScalars.startIndex
+        for _ in scalars {
+            indices.append(index)
+            index = text.unicodeScalars.index(after: index)
+        }
+        indices.append(text.unicodeScalars.endIndex)
+        scalars.withUnsafeBufferPointer { scalars in
+            forEachWord(in: scalars) { words.append(text[indices[$0.lowerBound]..<indices[$0.upperBound]]) }
+        }
+        return words
+    }
+
+    /// The words of `text`, each folded with `options` (as `ValueOrder.fold`).
+    static func folded(_ text: String, _ options: StringOptions) -> [String] {
+        var words: [String] = []
+        forEachFolded(text, options) { words.append(String(decoding: $0, as: UTF8.self)) }
+        return words
+    }
+
+    /// Calls `body` with the UTF-8 bytes of each word of `text` folded with `options` (as
+    /// `folded`), valid only during the call: no string per word.
+    /// - Complexity: O(n) in the text's scalars.
+    static func forEachFolded(_ text: String, _ options: StringOptions, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var scalars: [Unicode.Scalar] = []
+        scalars.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars { scalars.append(scalar) }
+        var bytes: [UInt8] = []
+        let latin = options == LatinFold.options
+        scalars.withUnsafeBufferPointer { scalars in
+            LatinFold.withTable { fold in
+                forEachWord(in: scalars) { range in
+                    bytes.removeAll(keepingCapacity: true)
+                    let word = UnsafeBufferPointer(rebasing: scalars[range])
+                    // Latin words fold scalar by scalar, by table; others as any comparison folds.
+                    if !latin || !fold.append(word, to: &bytes) {
+                        var view = String.UnicodeScalarView()
+                        view.append(contentsOf: word)
+                        bytes.removeAll(keepingCapacity: true)
+                        bytes.append(contentsOf: ValueOrder.fold(String(view), options).utf8)
+                    }
+                    bytes.withUnsafeBytes(body)
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with the range (in positions of `scalars`) of each word, in order.
+    /// - Complexity: O(n).
+    static func forEachWord(in scalars: UnsafeBufferPointer<Unicode.Scalar>, _ body: (Range<Int>) -> Void) {
+        Kind.withTable { kinds in forEachWord(in: scalars, kinds, body) }
+    }
+
+    private static func forEachWord(in scalars: UnsafeBufferPointer<Unicode.Scalar>, _ kinds: Kind.Table, _ body: (Range<Int>) -> Void) {
+        var start: Int?
         var last: Kind = .other  // the kind of the last scalar of the current word, marks aside
         var hasContent = false
-        var index = scalars.startIndex
-        func finish(at end: String.Index) {
-            if let begin = start, hasContent { words.append(text[begin..<end]) }
+        func finish(at end: Int) {
+            if let begin = start, hasContent { body(begin..<end) }
             start = nil
             last = .other
             hasContent = false
         }
-        while index < scalars.endIndex {
-            let scalar = scalars[index]
-            let kind = Kind(scalar)
-            let next = scalars.index(after: index)
+        for index in scalars.indices {
+            let kind = kinds.kind(scalars[index])
             switch kind {
             case .extend:
                 // Marks and format characters stay with what they follow (WB4), and begin nothing.
@@ -44,20 +95,13 @@ enum Words {
                 if kind != .connector { hasContent = true }
             case .midLetter, .midNum, .midNumLet:
                 // Joins only between two letters (or two numbers for the numeric ones).
-                let bridged = start != nil && Self.nextKind(in: scalars, after: index).map { Self.bridges(kind, last, $0) } == true
+                let bridged = start != nil && Self.nextKind(in: scalars, after: index, kinds).map { Self.bridges(kind, last, $0) } == true
                 if !bridged { finish(at: index) }
             case .other:
                 finish(at: index)
             }
-            index = next
         }
-        finish(at: scalars.endIndex)
-        return words
-    }
-
-    /// The words of `text`, each folded with `options` (as `ValueOrder.fold`).
-    static func folded(_ text: String, _ options: StringOptions) -> [String] {
-        split(text).map { ValueOrder.fold(String($0), options) }
+        finish(at: scalars.count)
     }
 
     /// The words of a `WORDSBEGINWITH` query, folded with `options`, as UTF-8 bytes (whose
@@ -101,6 +145,19 @@ enum Words {
         /// The kinds of the scalars below U+0300 (ASCII and Latin), worked out once: looking up a
         /// scalar's Unicode properties costs more than the rest of splitting a Latin text.
         private static let latin: [Kind] = (0..<0x300).map { Kind(classifying: Unicode.Scalar(UInt32($0)) ?? " ") }
+
+        /// The table of `latin` in place, for a loop over many scalars (one access to the
+        /// shared array, not one per scalar).
+        struct Table {
+            let latin: UnsafeBufferPointer<Kind>
+
+            @inline(__always)
+            func kind(_ scalar: Unicode.Scalar) -> Kind {
+                scalar.value < 0x300 ? latin[Int(scalar.value)] : Kind(classifying: scalar)
+            }
+        }
+
+        static func withTable<R>(_ body: (Table) -> R) -> R { latin.withUnsafeBufferPointer { body(Table(latin: $0)) } }
 
         @inline(__always)
         init(_ scalar: Unicode.Scalar) {
@@ -182,12 +239,10 @@ enum Words {
     }
 
     /// The kind of the first scalar after `index` that is not a mark or format character.
-    static func nextKind(in scalars: String.UnicodeScalarView, after index: String.Index) -> Kind? {
-        var position = scalars.index(after: index)
-        while position < scalars.endIndex {
-            let kind = Kind(scalars[position])
+    private static func nextKind(in scalars: UnsafeBufferPointer<Unicode.Scalar>, after index: Int, _ kinds: Kind.Table) -> Kind? {
+        for position in (index + 1)..<scalars.count {
+            let kind = kinds.kind(scalars[position])
             if kind != .extend { return kind }
-            position = scalars.index(after: position)
         }
         return nil
     }

@@ -85,6 +85,9 @@ final class SaveWriter {
     /// Removals and additions stay in the order made (the last change to a key wins): a row
     /// inserted by one chunk of a batch and updated by a later one keeps only its new entry.
     @exclusivity(unchecked) var indexChanges: [ObjectIdentifier: (index: EntityInfo.Index, changes: TreeChanges)] = [:]
+    /// The same for words and substrings indexes: their entries' changes gathered per term,
+    /// applied to posting blocks (`PostingTree`).
+    @exclusivity(unchecked) var textChanges: [ObjectIdentifier: (index: EntityInfo.Index, changes: PostingChanges)] = [:]
     /// The indexes of the entity last patched that its changed slots move (one batch update
     /// patches with the same slots throughout).
     @exclusivity(unchecked) var patchedIndexes: (info: EntityInfo, changed: SlotMask, indexes: [EntityInfo.Index])?
@@ -308,14 +311,12 @@ final class SaveWriter {
         let id = delete.id
         guard let info = store.model.infosByCode[old.entityCode] else { return }
         for index in info.indexes {
-            for key in store.keys.indexKeys(index, columns: old.columns, key: id.primaryKey) {
-                // A text index's entries live in posting blocks, rewritten when the save flushes.
-                if index.isText {
-                    indexChanges[ObjectIdentifier(index), default: (index, TreeChanges())].changes.delete(key)
-                } else {
-                    _ = try tx.tree(index.tree).delete(key)
-                }
+            // A text index's entries live in posting blocks, rewritten when the save flushes.
+            if index.isText {
+                removeTextEntries(index, of: id, columns: old.columns)
+                continue
             }
+            for key in store.keys.indexKeys(index, columns: old.columns, key: id.primaryKey) { _ = try tx.tree(index.tree).delete(key) }
         }
         _ = try tx.tree(info.rowTree).delete(store.keys.rowKey(id.primaryKey))
         for relationship in info.relationships where relationship.kind == .manyToMany {
@@ -356,6 +357,10 @@ final class SaveWriter {
             count += changes.count
             bytes += changes.byteCount
         }
+        for (_, changes) in textChanges.values {
+            count += changes.count
+            bytes += changes.byteCount
+        }
         return count >= PersistentStore.indexChangeBudget || bytes >= PersistentStore.indexByteBudget
     }
 
@@ -363,19 +368,19 @@ final class SaveWriter {
     func flushIndexes(only: (EntityInfo.Index) -> Bool = { _ in true }) throws {
         // A tree may collect entries under several descriptions (an index inherited by
         // sub-entities); each row's entries are under its own entity's, so they concatenate.
-        var byTree: [String: TreeChanges] = [:], textTrees: Set<String> = []
+        var byTree: [String: TreeChanges] = [:]
         for (key, (index, changes)) in indexChanges where only(index) {
             indexChanges[key] = nil
-            if index.isText { textTrees.insert(index.tree) }
             if byTree[index.tree] == nil { byTree[index.tree] = changes } else { byTree[index.tree]?.append(contentsOf: changes) }
         }
-        for (name, changes) in byTree.sorted(by: { $0.key < $1.key }) {
-            // A text index's changes are to its logical entries, kept in posting blocks.
-            if textTrees.contains(name) {
-                try PostingTree(tree: try tx.tree(name), keys: store.keys).apply(changes)
-            } else {
-                try tx.tree(name).apply(changes)
-            }
+        var textByTree: [String: PostingChanges] = [:]
+        for (key, (index, changes)) in textChanges where only(index) {
+            textChanges[key] = nil
+            if textByTree[index.tree] == nil { textByTree[index.tree] = changes } else { textByTree[index.tree]?.append(contentsOf: changes) }
+        }
+        for (name, changes) in byTree.sorted(by: { $0.key < $1.key }) { try tx.tree(name).apply(changes) }
+        for (name, changes) in textByTree.sorted(by: { $0.key < $1.key }) {
+            try PostingTree(tree: try tx.tree(name), keys: store.keys).apply(changes)
         }
     }
 

@@ -67,7 +67,6 @@ enum PostingBlock {
         let start = keys.count
         var reader = ByteReader(bytes: value)
         _ = try? reader.varint()
-        keys.reserveCapacity(start + count)
         keys.append(first)
         var key = first
         for _ in 1..<count {

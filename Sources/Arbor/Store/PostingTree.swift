@@ -2,9 +2,9 @@ import ArborEngine
 
 /// A words or substrings index's tree, read and written as its logical entries.
 ///
-/// Logically a text index holds one entry (term, primary key) per distinct term of a row: the
-/// keys `IndexKeys.textKeys` gives, which saves, batch requests and migration put and delete as
-/// they do a values index's entries. Stored, each term's keys are grouped in posting blocks
+/// Logically a text index holds one entry (term, primary key) per distinct term of a row (the
+/// keys `IndexKeys.textKeys` gives); saves, batch requests and migration gather their changes
+/// per term (`PostingChanges`). Stored, each term's keys are grouped in posting blocks
 /// (`PostingBlock`) under the key (term, first key of the block). The blocks of a term are
 /// disjoint and ascending: every key of a block lies below the next block's first key.
 struct PostingTree {
@@ -88,39 +88,30 @@ struct PostingTree {
 
     // MARK: Writing
 
-    /// Applies logical changes (puts and deletes of (term, primary key) entries; the last
-    /// change to an entry wins; a put's value is ignored) to the blocks. For each term changed
-    /// it reads the blocks its changed keys fall in, merges, cuts the keys into full blocks
-    /// again and writes those (an import's new keys, above every stored one, rewrite only the
-    /// term's last block). Putting a present key or deleting an absent one changes nothing.
+    /// Applies changes to the logical entries (see `PostingChanges`). For each term changed it
+    /// reads the blocks its changed keys fall in, merges, cuts the keys into full blocks again
+    /// and writes those (an import's new keys, above every stored one, rewrite only the term's
+    /// last block). Adding a present key or removing an absent one changes nothing.
     /// - Throws: `StoreError.corruptRow` for a malformed block met on the way; storage errors.
-    /// - Complexity: O(c log c) to order c changes, plus O(log n + b) per term for b blocks
-    ///   read and written.
-    func apply(_ changes: TreeChanges) throws {
+    /// - Complexity: O(t log t) to order t terms, plus O(log n + b + c) per term for b blocks
+    ///   read and written and c changes.
+    func apply(_ changes: PostingChanges) throws {
         guard !changes.isEmpty else { return }
         let cursor = try tree.makeCursor()
-        var blocks = TreeChanges()
-        var term: [UInt8] = [], adds: [Int64] = [], removes: [Int64] = []
-        try changes.forEachInKeyOrder { key, isDelete in
-            guard let start = Self.firstKeyStart(key), let pk = IndexKeys.integer(in: key, at: start), pk > 0 else {
-                throw StoreError.corruptRow(location: tree.name, detail: "a change that is not a term and a primary key")
-            }
-            if start != term.count || !key.prefix(start).elementsEqual(term) {
-                try rewrite(term, adds: adds, removes: removes, cursor, into: &blocks)
-                term = Array(key.prefix(start))
-                adds.removeAll(keepingCapacity: true)
-                removes.removeAll(keepingCapacity: true)
-            }
-            if isDelete { removes.append(pk) } else { adds.append(pk) }
+        var blocks = TreeChanges(), term: [UInt8] = []
+        try changes.forEachTerm { bytes, adds, removes in
+            term.removeAll(keepingCapacity: true)
+            TupleKey.appendString(utf8: bytes, to: &term)
+            try rewrite(term, adds: adds, removes: removes, cursor, into: &blocks)
         }
-        try rewrite(term, adds: adds, removes: removes, cursor, into: &blocks)
         try tree.apply(blocks)
     }
 
-    /// Rewrites the blocks of `term` that keys `adds` and `removes` (ascending, disjoint) fall in.
+    /// Rewrites the blocks of `term` (its encoded component) that keys `adds` and `removes`
+    /// (ascending, disjoint) fall in.
     private func rewrite(_ term: [UInt8], adds: [Int64], removes: [Int64], _ cursor: Cursor, into blocks: inout TreeChanges) throws {
         let low = min(adds.first ?? .max, removes.first ?? .max), high = max(adds.last ?? .min, removes.last ?? .min)
-        guard !term.isEmpty, low <= high else { return }
+        guard low <= high else { return }
         func onTerm() -> Bool { cursor.withKey { $0.count > term.count && $0.prefix(term.count).elementsEqual(term) } ?? false }
         // The block `low` falls in: the last of the term's blocks that begins at or below it,
         // else the term's first block.

@@ -29,31 +29,54 @@ extension SaveWriter {
     }
 
     /// Moves `id`'s entries in text index `index` from the terms of `old` to those of `new`:
-    /// the terms only one side has are deleted or put (a renamed stop keeps its common words).
+    /// the terms only one side has are removed or added (a renamed stop keeps its common words).
     private func moveTextEntries<Old: RandomAccessCollection<ColumnValue>, New: RandomAccessCollection<ColumnValue>>(
         _ index: EntityInfo.Index, of id: ObjectID, from old: Old?, to new: New
     ) where Old.Index == Int, New.Index == Int {
-        let keys = store.keys
-        if let old, let slot = index.slots.first, slot < old.count, slot < new.count, old[slot] == new[slot] { return }
-        let before = old.map { keys.textKeys(index, columns: $0, key: id.primaryKey) } ?? []
-        let after = keys.textKeys(index, columns: new, key: id.primaryKey)
-        guard before != after else { return }
-        // Both lists are in key order: one merge finds what only one side has.
-        let slot = ObjectIdentifier(index)
+        guard let slot = index.slots.first, slot < new.count else { return }
+        let oldText = old.flatMap { slot < $0.count ? IndexKeys.text($0[slot]) : nil }
+        let newText = IndexKeys.text(new[slot])
+        guard oldText != newText else { return }
+        let key = id.primaryKey
+        var changes = textChanges[ObjectIdentifier(index)]?.changes ?? PostingChanges()
+        textChanges[ObjectIdentifier(index)] = nil  // uniquely referenced while changed
+        defer { textChanges[ObjectIdentifier(index)] = (index, changes) }
+        guard let oldText else {
+            // A new row (an import's every row): its terms as they come, repeats and all.
+            if let newText { changes.add(newText, kind: index.kind, key: key) }
+            return
+        }
+        let before = Self.sortedTerms(oldText, index.kind)
+        let after = newText.map { Self.sortedTerms($0, index.kind) } ?? []
+        // Both lists are in byte order: one merge finds what only one side has.
         var b = 0, a = 0
         while b < before.count || a < after.count {
             let order = b == before.count ? 1 : a == after.count ? -1 : compareBytes(before[b], after[a])
             if order < 0 {
-                indexChanges[slot, default: (index, TreeChanges())].changes.delete(before[b])
+                before[b].withUnsafeBytes { changes.delete(term: $0, key: key) }
                 b += 1
             } else if order > 0 {
-                indexChanges[slot, default: (index, TreeChanges())].changes.put(after[a], [])
+                after[a].withUnsafeBytes { changes.put(term: $0, key: key) }
                 a += 1
             } else {
                 b += 1
                 a += 1
             }
         }
+    }
+
+    /// Removes every entry of the row `columns` (of `id`) from text index `index`.
+    func removeTextEntries<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, of id: ObjectID, columns: Columns)
+    where Columns.Index == Int {
+        guard let slot = index.slots.first, slot < columns.count, let text = IndexKeys.text(columns[slot]) else { return }
+        textChanges[ObjectIdentifier(index), default: (index, PostingChanges())].changes.remove(text, kind: index.kind, key: id.primaryKey)
+    }
+
+    /// The distinct terms of `text`, in byte order.
+    private static func sortedTerms(_ text: String, _ kind: IndexDescription.Kind) -> [[UInt8]] {
+        var terms = TextTerms.terms(of: text, kind: kind)
+        terms.sortUnique { compareBytes($0, $1) < 0 }
+        return terms
     }
 
     /// Writes the stored row `old` of `id` with the columns of `replacements` changed (attributes

@@ -178,7 +178,7 @@ private struct Migration {
         // the last leaf, several times faster than inserting in row order.
         var entries = rebuilt.map { _ in SortedEntries() }
         // A text index's logical entries, written as posting blocks (`PostingTree`).
-        var textEntries = rebuilt.map { _ in TreeChanges() }
+        var textEntries = rebuilt.map { _ in PostingChanges() }
         try tx.tree(root.rowTree).forEach { key, value in
             guard let pk = IndexKeys.trailingKey(key) else {
                 throw StoreError.corruptRow(location: root.rowTree, detail: "malformed row key")
@@ -186,7 +186,9 @@ private struct Migration {
             let row = try RowCodec.decode(value, context: "\(root.rowTree)/\(pk)")
             for (position, entry) in rebuilt.enumerated() where entry.codes.contains(row.entityCode) {
                 if entry.index.isText {
-                    for indexKey in keys.textKeys(entry.index, columns: row.columns, key: pk) { textEntries[position].put(indexKey, []) }
+                    if let slot = entry.index.slots.first, slot < row.columns.count, let text = IndexKeys.text(row.columns[slot]) {
+                        textEntries[position].add(text, kind: entry.index.kind, key: pk)
+                    }
                     continue
                 }
                 for indexKey in keys.indexKeys(entry.index, columns: row.columns, key: pk) {

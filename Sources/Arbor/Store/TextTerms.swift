@@ -14,9 +14,19 @@ enum TextTerms {
     /// possibly repeated (`IndexKeys.textKeys` sorts and merges their keys).
     /// - Complexity: O(n) in the text's scalars.
     static func terms(of text: String, kind: IndexDescription.Kind) -> [[UInt8]] {
+        var terms: [[UInt8]] = []
+        forEachTerm(of: text, kind: kind) { terms.append(Array($0)) }
+        return terms
+    }
+
+    /// Calls `body` with each term of `text` for an index of `kind` (as `terms(of:kind:)`), its
+    /// bytes valid only during the call: no array per term (an import makes millions).
+    /// - Complexity: O(n) in the text's scalars.
+    static func forEachTerm(of text: String, kind: IndexDescription.Kind, _ body: (UnsafeRawBufferPointer) -> Void) {
         switch kind {
-        case .values: return []
-        case .words: return Words.folded(text, IndexKeys.normalization).map { cut(Array($0.utf8)) }
+        case .values: return
+        case .words:
+            Words.forEachFolded(text, IndexKeys.normalization) { body(UnsafeRawBufferPointer(rebasing: $0[..<cutLength($0)])) }
         case .substrings:
             // The folded text's bytes, and where each scalar starts: a term is three scalars.
             let bytes = Array(substringText(text).utf8)
@@ -24,12 +34,11 @@ enum TextTerms {
             starts.reserveCapacity(bytes.count + 1)
             for (offset, byte) in bytes.enumerated() where byte & 0xC0 != 0x80 { starts.append(offset) }
             starts.append(bytes.count)
-            var terms: [[UInt8]] = []
-            terms.reserveCapacity(starts.count - 1)
-            for position in 0..<starts.count - 1 {
-                terms.append(Array(bytes[starts[position]..<starts[min(position + 3, starts.count - 1)]]))
+            bytes.withUnsafeBytes { bytes in
+                for position in 0..<starts.count - 1 {
+                    body(UnsafeRawBufferPointer(rebasing: bytes[starts[position]..<starts[min(position + 3, starts.count - 1)]]))
+                }
             }
-            return terms
         }
     }
 
@@ -82,10 +91,15 @@ enum TextTerms {
 
     /// `term`'s bytes cut to at most `maximumTermBytes`, at a scalar boundary.
     static func cut(_ term: [UInt8]) -> [UInt8] {
-        guard term.count > maximumTermBytes else { return term }
+        term.count > maximumTermBytes ? term.withUnsafeBytes { Array($0[..<cutLength($0)]) } : term
+    }
+
+    /// The length of `term` cut to at most `maximumTermBytes` bytes, at a scalar boundary.
+    static func cutLength(_ term: UnsafeRawBufferPointer) -> Int {
+        guard term.count > maximumTermBytes else { return term.count }
         var end = maximumTermBytes
         while end > 0 && term[end] & 0xC0 == 0x80 { end -= 1 }  // not inside a scalar
-        return Array(term[..<end])
+        return end
     }
 
     /// `terms` without repeats, in the order of their UTF-8 bytes (the index order).

@@ -14,9 +14,8 @@ struct DeletionPlan {
     private var doomedKeys: Set<RowKey> = []
     /// Rows, index entries and foreign-key entries to remove, per tree.
     private(set) var removals: [String: TreeChanges] = [:]
-    /// The trees in `removals` that are text indexes: their removals are of logical entries,
-    /// kept in posting blocks (`PostingTree`).
-    private(set) var textTrees: Set<String> = []
+    /// Entries of words and substrings indexes to remove, per tree (see `PostingTree`).
+    private(set) var textRemovals: [String: PostingChanges] = [:]
     /// To-one references of doomed rows under a rule other than cascade: the rule applies to
     /// the target unless it is doomed too.
     private var references: [(id: ObjectID, relationship: EntityInfo.Relationship, target: ObjectID)] = []
@@ -54,9 +53,8 @@ struct DeletionPlan {
                 doomedCount += 1
                 for index in info.indexes {
                     if index.isText {
-                        textTrees.insert(index.tree)
-                        for entry in store.keys.textKeys(index, columns: row.columns, key: id.primaryKey) {
-                            removals[index.tree, default: TreeChanges()].delete(entry)
+                        if let slot = index.slots.first, slot < row.columns.count, let text = IndexKeys.text(row.columns[slot]) {
+                            textRemovals[index.tree, default: PostingChanges()].remove(text, kind: index.kind, key: id.primaryKey)
                         }
                         continue
                     }
@@ -213,12 +211,9 @@ extension PersistentStore {
                 }
             }
         }
-        for (name, changes) in removals.sorted(by: { $0.key < $1.key }) {
-            if plan.textTrees.contains(name) {
-                try PostingTree(tree: try tx.tree(name), keys: keys).apply(changes)
-            } else {
-                try tx.tree(name).apply(changes)
-            }
+        for (name, changes) in removals.sorted(by: { $0.key < $1.key }) { try tx.tree(name).apply(changes) }
+        for (name, changes) in plan.textRemovals.sorted(by: { $0.key < $1.key }) {
+            try PostingTree(tree: try tx.tree(name), keys: keys).apply(changes)
         }
         try writer.flushIndexWrites()
     }
