@@ -58,8 +58,8 @@ extension UnsafeMutableRawBufferPointer {
     }
 }
 
-/// The number of bytes `putVarint` uses for `value`.
-@inline(__always) func varintLength(_ value: UInt64) -> Int {
+/// The number of bytes `putVarint` (or any LEB128 varint writer) uses for `value`.
+@inlinable @inline(__always) public func varintLength(_ value: UInt64) -> Int {
     var length = 1
     var remaining = value >> 7
     while remaining != 0 { length += 1; remaining >>= 7 }

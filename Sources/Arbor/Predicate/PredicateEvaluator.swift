@@ -393,7 +393,7 @@ struct PredicateEvaluator {
     mutating func wordQuery(_ query: String, _ options: StringOptions) -> [[UInt8]] {
         let key = "\(options.rawValue):\(query)"
         if let cached = wordQueryCache[key] { return cached }
-        let words = Words.queryWords(query, options)
+        let words = Words.foldedBytes(query, options)
         wordQueryCache[key] = words
         return words
     }

@@ -104,24 +104,27 @@ enum Words {
         finish(at: scalars.count)
     }
 
-    /// The words of a `WORDSBEGINWITH` query, folded with `options`, as UTF-8 bytes (whose
-    /// order and prefixes are those of Unicode scalars). Made once per query, not per row.
-    static func queryWords(_ query: String, _ options: StringOptions) -> [[UInt8]] {
-        folded(query, options).map { Array($0.utf8) }
+    /// The words of `text` folded with `options`, as UTF-8 bytes (whose order and prefixes are
+    /// those of Unicode scalars), with no string per word. A `WORDSBEGINWITH` query's words are
+    /// made so once per query, a text's once per row.
+    static func foldedBytes(_ text: String, _ options: StringOptions) -> [[UInt8]] {
+        var words: [[UInt8]] = []
+        forEachFolded(text, options) { words.append(Array($0)) }
+        return words
     }
 
     /// Whether every word of `query` is a prefix (by Unicode scalars, after folding with
     /// `options`) of some word of `text`. True when the query has no words.
     static func allBeginWords(of text: String, query: String, _ options: StringOptions) -> Bool {
-        allBeginWords(of: text, queryWords(query, options), options)
+        allBeginWords(of: text, foldedBytes(query, options), options)
     }
 
-    /// `allBeginWords(of:query:_:)` for query words made by `queryWords`.
+    /// `allBeginWords(of:query:_:)` for query words made by `foldedBytes`.
     /// - Complexity: O((q + w) log w) for q query words and w words of the text.
     static func allBeginWords(of text: String, _ wanted: [[UInt8]], _ options: StringOptions) -> Bool {
         guard !wanted.isEmpty else { return true }
         // Sorted once, each query word is looked up by bisection.
-        let words = folded(text, options).map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        let words = foldedBytes(text, options).sorted { $0.lexicographicallyPrecedes($1) }
         return wanted.allSatisfy { prefix in
             var low = 0, high = words.count
             while low < high {

@@ -94,17 +94,18 @@ struct IndexKeys: Sendable {
         return indexKey(index, columns: columns, key: key).map { [$0] } ?? []
     }
 
-    /// The string a words or substrings index reads from a column (nil: the column gives no
-    /// terms).
-    static func text(_ column: ColumnValue) -> String? {
-        if case .value(.string(let text)) = column { return text }
-        return nil
+    /// The string words or substrings index `index` reads from a row's `columns` (nil: the row
+    /// gives no terms).
+    static func text<Columns: RandomAccessCollection<ColumnValue>>(of index: EntityInfo.Index, in columns: Columns) -> String?
+    where Columns.Index == Int {
+        guard let slot = index.slots.first, slot < columns.count, case .value(.string(let text)) = columns[slot] else { return nil }
+        return text
     }
 
     /// The entries of the row in a words or substrings index, in key order and distinct:
     /// `(term, primary key)` for each term of its string (none for nil or a non-string value).
     func textKeys<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, columns: Columns, key: Int64) -> [[UInt8]] where Columns.Index == Int {
-        guard let slot = index.slots.first, slot < columns.count, let text = Self.text(columns[slot]) else { return [] }
+        guard let text = Self.text(of: index, in: columns) else { return [] }
         var keys = TextTerms.terms(of: text, kind: index.kind).map { term in
             var bytes: [UInt8] = []
             bytes.reserveCapacity(term.count + 12)

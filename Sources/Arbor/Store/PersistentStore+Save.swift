@@ -316,7 +316,7 @@ final class SaveWriter {
                 removeTextEntries(index, of: id, columns: old.columns)
                 continue
             }
-            for key in store.keys.indexKeys(index, columns: old.columns, key: id.primaryKey) { _ = try tx.tree(index.tree).delete(key) }
+            if let key = store.keys.indexKey(index, columns: old.columns, key: id.primaryKey) { _ = try tx.tree(index.tree).delete(key) }
         }
         _ = try tx.tree(info.rowTree).delete(store.keys.rowKey(id.primaryKey))
         for relationship in info.relationships where relationship.kind == .manyToMany {

@@ -1,3 +1,5 @@
+import ArborEngine
+
 /// The value of a text index's tree entry: the primary keys of one term's block of postings
 /// (Spec/object-store.md §4, "Text indexes").
 ///
@@ -26,12 +28,6 @@ enum PostingBlock {
         }
     }
 
-    /// The number of bytes `gap` takes as a varint.
-    @inline(__always)
-    static func varintLength(_ value: UInt64) -> Int {
-        max(1, (64 - value.leadingZeroBitCount + 6) / 7)
-    }
-
     /// The blocks `keys` (ascending, distinct, positive) are written as: as many keys as fit
     /// in each, in order (ranges of `keys`' indices).
     static func chunks(_ keys: [Int64]) -> [Range<Int>] {
@@ -40,7 +36,7 @@ enum PostingBlock {
         while start < keys.count {
             var end = start + 1, bytes = 2
             while end < keys.count && end - start < maximumCount {
-                bytes += varintLength(UInt64(keys[end] - keys[end - 1] - 1))
+                bytes += ArborEngine.varintLength(UInt64(keys[end] - keys[end - 1] - 1))
                 if bytes > maximumBytes { break }
                 end += 1
             }

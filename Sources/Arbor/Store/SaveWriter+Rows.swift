@@ -33,34 +33,32 @@ extension SaveWriter {
     private func moveTextEntries<Old: RandomAccessCollection<ColumnValue>, New: RandomAccessCollection<ColumnValue>>(
         _ index: EntityInfo.Index, of id: ObjectID, from old: Old?, to new: New
     ) where Old.Index == Int, New.Index == Int {
-        guard let slot = index.slots.first, slot < new.count else { return }
-        let oldText = old.flatMap { slot < $0.count ? IndexKeys.text($0[slot]) : nil }
-        let newText = IndexKeys.text(new[slot])
+        let oldText = old.flatMap { IndexKeys.text(of: index, in: $0) }, newText = IndexKeys.text(of: index, in: new)
         guard oldText != newText else { return }
         let key = id.primaryKey
-        var changes = textChanges[ObjectIdentifier(index)]?.changes ?? PostingChanges()
-        textChanges[ObjectIdentifier(index)] = nil  // uniquely referenced while changed
-        defer { textChanges[ObjectIdentifier(index)] = (index, changes) }
-        guard let oldText else {
-            // A new row (an import's every row): its terms as they come, repeats and all.
-            if let newText { changes.add(newText, kind: index.kind, key: key) }
-            return
-        }
-        let before = Self.sortedTerms(oldText, index.kind)
-        let after = newText.map { Self.sortedTerms($0, index.kind) } ?? []
-        // Both lists are in byte order: one merge finds what only one side has.
-        var b = 0, a = 0
-        while b < before.count || a < after.count {
-            let order = b == before.count ? 1 : a == after.count ? -1 : compareBytes(before[b], after[a])
-            if order < 0 {
-                before[b].withUnsafeBytes { changes.delete(term: $0, key: key) }
-                b += 1
-            } else if order > 0 {
-                after[a].withUnsafeBytes { changes.put(term: $0, key: key) }
-                a += 1
-            } else {
-                b += 1
-                a += 1
+        // Changed in place in the dictionary (no copy of the changes gathered so far).
+        modifyTextChanges(of: index) { changes in
+            guard let oldText else {
+                // A new row (an import's every row): its terms as they come, repeats and all.
+                if let newText { changes.add(newText, kind: index.kind, key: key) }
+                return
+            }
+            let before = Self.sortedTerms(oldText, index.kind)
+            let after = newText.map { Self.sortedTerms($0, index.kind) } ?? []
+            // Both lists are in byte order: one merge finds what only one side has.
+            var b = 0, a = 0
+            while b < before.count || a < after.count {
+                let order = b == before.count ? 1 : a == after.count ? -1 : compareBytes(before[b], after[a])
+                if order < 0 {
+                    before[b].withUnsafeBytes { changes.delete(term: $0, key: key) }
+                    b += 1
+                } else if order > 0 {
+                    after[a].withUnsafeBytes { changes.put(term: $0, key: key) }
+                    a += 1
+                } else {
+                    b += 1
+                    a += 1
+                }
             }
         }
     }
@@ -68,8 +66,13 @@ extension SaveWriter {
     /// Removes every entry of the row `columns` (of `id`) from text index `index`.
     func removeTextEntries<Columns: RandomAccessCollection<ColumnValue>>(_ index: EntityInfo.Index, of id: ObjectID, columns: Columns)
     where Columns.Index == Int {
-        guard let slot = index.slots.first, slot < columns.count, let text = IndexKeys.text(columns[slot]) else { return }
-        textChanges[ObjectIdentifier(index), default: (index, PostingChanges())].changes.remove(text, kind: index.kind, key: id.primaryKey)
+        guard let text = IndexKeys.text(of: index, in: columns) else { return }
+        modifyTextChanges(of: index) { $0.remove(text, kind: index.kind, key: id.primaryKey) }
+    }
+
+    /// `body` over the changes gathered for text index `index`, in place.
+    private func modifyTextChanges(of index: EntityInfo.Index, _ body: (inout PostingChanges) -> Void) {
+        body(&textChanges[ObjectIdentifier(index), default: (index, PostingChanges())].changes)
     }
 
     /// The distinct terms of `text`, in byte order.

@@ -186,15 +186,14 @@ private struct Migration {
             let row = try RowCodec.decode(value, context: "\(root.rowTree)/\(pk)")
             for (position, entry) in rebuilt.enumerated() where entry.codes.contains(row.entityCode) {
                 if entry.index.isText {
-                    if let slot = entry.index.slots.first, slot < row.columns.count, let text = IndexKeys.text(row.columns[slot]) {
+                    if let text = IndexKeys.text(of: entry.index, in: row.columns) {
                         textEntries[position].add(text, kind: entry.index.kind, key: pk)
                     }
                     continue
                 }
-                for indexKey in keys.indexKeys(entry.index, columns: row.columns, key: pk) {
-                    let prefixLength = entry.index.isUnique ? keys.uniquePrefix(entry.index, columns: row.columns)?.count ?? 0 : 0
-                    entries[position].append(indexKey, code: row.entityCode, uniquePrefixLength: prefixLength)
-                }
+                guard let indexKey = keys.indexKey(entry.index, columns: row.columns, key: pk) else { continue }
+                let prefixLength = entry.index.isUnique ? keys.uniquePrefix(entry.index, columns: row.columns)?.count ?? 0 : 0
+                entries[position].append(indexKey, code: row.entityCode, uniquePrefixLength: prefixLength)
             }
             return true
         }

@@ -53,7 +53,7 @@ struct DeletionPlan {
                 doomedCount += 1
                 for index in info.indexes {
                     if index.isText {
-                        if let slot = index.slots.first, slot < row.columns.count, let text = IndexKeys.text(row.columns[slot]) {
+                        if let text = IndexKeys.text(of: index, in: row.columns) {
                             textRemovals[index.tree, default: PostingChanges()].remove(text, kind: index.kind, key: id.primaryKey)
                         }
                         continue
