@@ -136,6 +136,8 @@ extension Database {
         let pendingDurable = snapshot.unwritten ? snapshot.durable : nil
         base = current
         try retireRejectedMeta(current: current)
+        // After the readable commit is read: a reader that registers after this sees a readable
+        // commit at least as new and retries when it took an older one (`beginRead`).
         let readers = try registry.readerSnapshots()
         // New readers take the readable commit (behind `current` while a group waits for its
         // sync) or the one the lock file publishes, both moving up to `current`.

@@ -242,6 +242,13 @@ public final class Database: Sendable {
         for _ in 0..<1000 {
             let meta = try currentMeta()
             registry.register(meta.txid)
+            // A writer of this process reads the readable commit before the registered readers
+            // (`planCommit`): if it did both between our read and our slot, it saw a newer
+            // readable commit, which we see now too, and may reuse pages of `meta`: retry.
+            if state.withLock({ $0.readable.txid }) != meta.txid {
+                registry.unregister(meta.txid)
+                continue
+            }
             // Another process may have committed between reading the meta and publishing our slot;
             // if so, its successor may already reuse pages of `meta`: retry on the newer snapshot.
             if let lockFile = registry.lockFile, lockFile.publishedCommit() != meta.txid,

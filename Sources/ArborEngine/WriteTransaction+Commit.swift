@@ -53,6 +53,12 @@ extension WriteTransaction {
             plan.durableTxid = base.txid
             listed = []
         }
+        // The shared cache gets the new pages before the meta page is written or left to a group
+        // sync, either of which lets readers take the new state. No reader reaches these page
+        // numbers before then: each is new, or a free page no protected snapshot reaches.
+        for id in writtenEarly { database.cache.remove(id) }
+        for id in uncached { database.cache.remove(id) }
+        for page in written { database.cache.insert(page) }
         var newMeta = Meta(
             txid: txid, pageSize: pageSize, flags: meta.flags, pageCount: pageCount,
             catalog: catalogBox.info, freelist: freelistBox.info, freePages: freePages,
@@ -74,10 +80,6 @@ extension WriteTransaction {
                 throw error
             }
         }
-        // Only now may other transactions see the new pages: refresh the shared cache.
-        for id in writtenEarly { database.cache.remove(id) }
-        for id in uncached { database.cache.remove(id) }
-        for page in written { database.cache.insert(page) }
         if !deferred { database.finishCommit(newMeta, durable: durable) }
         if let pinnedFreelist { database.noteFreelistHint(pinnedFreelist) }
         guard durability == .full, durable?.txid != newMeta.txid else { return nil }
