@@ -90,6 +90,30 @@ struct TextIndexUpkeepTests {
         }
     }
 
+    /// A batch insert makes its new rows' terms on a second thread (`TextTermWorker`); an upsert
+    /// in a later chunk that renames a row an earlier chunk inserted must still win.
+    @Test("a batch upsert renaming, chunks later, rows it inserted keeps only their new words")
+    func upsertAcrossChunks() throws {
+        let stack = try TestStack(model: try Self.model())
+        guard let info = stack.model.info(named: "Place") else { return }
+        let first = (0..<40).map { ["rank": $0, "name": "Alt \($0) Ufer"] as [String: Any] }
+        let renamed = (10..<30).map { ["rank": $0, "name": "Neu \($0) Platz"] as [String: Any] }
+        let cleared = (30..<35).map { ["rank": $0, "name": NSNull()] as [String: Any] }
+        var request = BatchInsertRequest(entityName: "Place", objects: first + renamed + cleared + (40..<50).map { ["rank": $0, "name": "Neu \($0) Ufer"] })
+        request.conflictRule = .update
+        request.conflictConstraint = ["rank"]
+        let result = try stack.store.batchInsert(info, request, chunkSize: 6)
+        #expect(result.insertedCount == 50 && result.updatedCount == 25)
+        try MigrationFixture.expectConsistent(stack.store)
+        let context = stack.context()
+        try context.performAndWait { () throws -> Void in
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'alt'") == Array(0..<10) + Array(35..<40))
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'neu'") == Array(10..<30) + Array(40..<50))
+            #expect(try Self.ranks(context, "name WORDSBEGINWITH[cd] 'ufer'") == Array(0..<10) + Array(35..<50))
+            #expect(try Self.ranks(context, "name CONTAINS[cd] 'platz'") == Array(10..<30))
+        }
+    }
+
     @Test("lightweight migration builds a text index that is added, and drops one that is removed")
     func migration() throws {
         let directory = TemporaryDirectory("arbor-text-migration")

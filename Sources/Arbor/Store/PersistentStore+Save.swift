@@ -88,6 +88,9 @@ final class SaveWriter {
     /// The same for words and substrings indexes: their entries' changes gathered per term,
     /// applied to posting blocks (`PostingTree`).
     @exclusivity(unchecked) var textChanges: [ObjectIdentifier: (index: EntityInfo.Index, changes: PostingChanges)] = [:]
+    /// Set by a batch insert: the terms of its new rows' texts are made on a second thread and
+    /// joined to `textChanges` before those are applied (see `TextTermWorker`).
+    var textTermWorker: TextTermWorker?
     /// The indexes of the entity last patched that its changed slots move (one batch update
     /// patches with the same slots throughout).
     @exclusivity(unchecked) var patchedIndexes: (info: EntityInfo, changed: SlotMask, indexes: [EntityInfo.Index])?
@@ -351,6 +354,8 @@ final class SaveWriter {
     /// Whether the index and foreign-key changes collected and not yet applied have reached
     /// `PersistentStore.indexChangeBudget` changes or `indexByteBudget` bytes (a buffer of
     /// changes stays far below the 2 GiB its offsets can address).
+    /// (A batch insert's text terms made on the second thread count once joined: see
+    /// `joinTextTerms`.)
     var indexChangesAreDue: Bool {
         var count = 0, bytes = 0
         for (_, changes) in indexChanges.values {
@@ -366,6 +371,7 @@ final class SaveWriter {
 
     /// Applies the collected index and foreign-key changes (of the indexes `only` accepts).
     func flushIndexes(only: (EntityInfo.Index) -> Bool = { _ in true }) throws {
+        if let worker = textTermWorker, worker.hasPending(for: only) { joinTextTerms(waiting: true) }
         // A tree may collect entries under several descriptions (an index inherited by
         // sub-entities); each row's entries are under its own entity's, so they concatenate.
         var byTree: [String: TreeChanges] = [:]

@@ -36,6 +36,10 @@ extension SaveWriter {
         let oldText = old.flatMap { IndexKeys.text(of: index, in: $0) }, newText = IndexKeys.text(of: index, in: new)
         guard oldText != newText else { return }
         let key = id.primaryKey
+        if old == nil, let newText, let worker = textTermWorker {
+            worker.add(newText, key: key, of: index)
+            return
+        }
         // Changed in place in the dictionary (no copy of the changes gathered so far).
         modifyTextChanges(of: index) { changes in
             guard let oldText else {
@@ -70,9 +74,25 @@ extension SaveWriter {
         modifyTextChanges(of: index) { $0.remove(text, kind: index.kind, key: id.primaryKey) }
     }
 
-    /// `body` over the changes gathered for text index `index`, in place.
+    /// `body` over the changes gathered for text index `index`, in place. Terms still made on
+    /// the second thread are joined first, so that changes to one key stay in order.
     private func modifyTextChanges(of index: EntityInfo.Index, _ body: (inout PostingChanges) -> Void) {
+        if textTermWorker?.hasPending == true { joinTextTerms(waiting: true) }
         body(&textChanges[ObjectIdentifier(index), default: (index, PostingChanges())].changes)
+    }
+
+    /// Joins to `textChanges` the terms the second thread has made (`TextTermWorker`), in the
+    /// order their rows were written; with `waiting`, all of them, waiting for those under way.
+    func joinTextTerms(waiting: Bool) {
+        guard let worker = textTermWorker else { return }
+        for (index, changes) in worker.takeFinished(waiting: waiting) {
+            let id = ObjectIdentifier(index)
+            if textChanges[id] == nil {
+                textChanges[id] = (index, changes)
+            } else {
+                textChanges[id]?.changes.append(contentsOf: changes)
+            }
+        }
     }
 
     /// The distinct terms of `text`, in byte order.

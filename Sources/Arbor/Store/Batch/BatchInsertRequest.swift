@@ -16,6 +16,9 @@ import Foundation
 /// not told (as in Core Data): merge the result's `changes` into them with
 /// `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)`.
 ///
+/// Words and substrings indexes of the new objects are built on a second thread while the
+/// objects that follow are read and written (the handler is still called on the caller's).
+///
 /// ```swift
 /// var times = feed.stopTimes.makeIterator()
 /// let request = BatchInsertRequest(entityName: "StopTime") { object in

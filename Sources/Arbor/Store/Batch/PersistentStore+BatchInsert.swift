@@ -69,6 +69,7 @@ extension PersistentStore {
                 // Conflicts on the constraint are resolved against the stored rows (and within
                 // each chunk) before rows are written: its entries need no second check.
                 writer.resolvedUniqueIndex = constraint
+                if info.indexes.contains(where: \.isText) { writer.textTermWorker = TextTermWorker() }
                 var finished = false
                 while !finished {
                     // Rows are complete and their references resolved here, so the writer
@@ -245,6 +246,9 @@ extension SaveWriter {
             try writeRow(ObjectID(info: info, store: store.identifier, key: firstKey + Int64(offset)), columns: consume columns, old: nil)
         }
         counters[info.rootName] = lastKey
+        // This chunk's texts go to the second thread while the next chunk is read.
+        textTermWorker?.submit()
+        joinTextTerms(waiting: false)
         // Rows append in key order; unique indexes are checked now, so they go now. Other
         // indexes take entries anywhere: gathered over chunks, each is rewritten once in a while.
         try flushRows()
