@@ -25,6 +25,32 @@ enum LatinFold {
 
         /// Appends the fold of `scalars` (as `fold`) to `bytes`; false, with `bytes` partly
         /// written, when one is at or above `limit`.
+        /// Writes the fold of `scalars` (as `fold`) to the start of `output`, which has room for
+        /// `maximumBytes` per scalar; returns the bytes written, or nil when a scalar is at or
+        /// above `limit`.
+        @inline(__always)
+        func fold(_ scalars: UnsafeBufferPointer<Unicode.Scalar>, into output: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+            var length = 0
+            for scalar in scalars {
+                guard scalar.value < limit else { return nil }
+                if scalar.value < 0x80 {
+                    let byte = UInt8(truncatingIfNeeded: scalar.value)
+                    output[length] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                    length += 1
+                    continue
+                }
+                var word = packed[Int(scalar.value)]
+                let count = Int(word & 0xFF)
+                guard count <= LatinFold.maximumBytes else { return nil }
+                for _ in 0..<count {
+                    word >>= 8
+                    output[length] = UInt8(truncatingIfNeeded: word)
+                    length += 1
+                }
+            }
+            return length
+        }
+
         @inline(__always)
         func append<Scalars: Sequence<Unicode.Scalar>>(_ scalars: Scalars, to bytes: inout [UInt8]) -> Bool {
             for scalar in scalars {
@@ -45,6 +71,9 @@ enum LatinFold {
             return true
         }
     }
+
+    /// The most bytes the table folds one scalar to.
+    static let maximumBytes = 7
 
     static func withTable<R>(_ body: (Table) -> R) -> R { table.withUnsafeBufferPointer { body(Table(packed: $0)) } }
 

@@ -32,28 +32,51 @@ enum Words {
     }
 
     /// Calls `body` with the UTF-8 bytes of each word of `text` folded with `options` (as
-    /// `folded`), valid only during the call: no string per word.
+    /// `folded`), valid only during the call: no string per word, and for a short text (a
+    /// name) no allocation at all.
     /// - Complexity: O(n) in the text's scalars.
     static func forEachFolded(_ text: String, _ options: StringOptions, _ body: (UnsafeRawBufferPointer) -> Void) {
-        var scalars: [Unicode.Scalar] = []
-        scalars.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars { scalars.append(scalar) }
-        var bytes: [UInt8] = []
+        // A text has at most as many scalars as UTF-8 bytes, and a scalar folds by table to at
+        // most `LatinFold.maximumBytes` bytes.
+        let capacity = max(text.utf8.count, 1)
+        guard capacity <= 256 else {
+            let scalars = UnsafeMutableBufferPointer<Unicode.Scalar>.allocate(capacity: capacity)
+            let folded = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity * LatinFold.maximumBytes)
+            defer {
+                scalars.deallocate()
+                folded.deallocate()
+            }
+            return forEachFolded(text, options, scalars: scalars, folded: folded, body)
+        }
+        withUnsafeTemporaryAllocation(of: Unicode.Scalar.self, capacity: capacity) { scalars in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity * LatinFold.maximumBytes) { folded in
+                forEachFolded(text, options, scalars: scalars, folded: folded, body)
+            }
+        }
+    }
+
+    /// `forEachFolded` with room for the text's scalars and for the fold of any of its words.
+    private static func forEachFolded(_ text: String, _ options: StringOptions, scalars room: UnsafeMutableBufferPointer<Unicode.Scalar>,
+                                      folded: UnsafeMutableBufferPointer<UInt8>, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var count = 0
+        for scalar in text.unicodeScalars where count < room.count {
+            room.initializeElement(at: count, to: scalar)
+            count += 1
+        }
+        let scalars = UnsafeBufferPointer(rebasing: room[..<count])
         let latin = options == LatinFold.options
-        scalars.withUnsafeBufferPointer { scalars in
-            LatinFold.withTable { fold in
-                forEachWord(in: scalars) { range in
-                    bytes.removeAll(keepingCapacity: true)
-                    let word = UnsafeBufferPointer(rebasing: scalars[range])
-                    // Latin words fold scalar by scalar, by table; others as any comparison folds.
-                    if !latin || !fold.append(word, to: &bytes) {
-                        var view = String.UnicodeScalarView()
-                        view.append(contentsOf: word)
-                        bytes.removeAll(keepingCapacity: true)
-                        bytes.append(contentsOf: ValueOrder.fold(String(view), options).utf8)
-                    }
-                    bytes.withUnsafeBytes(body)
+        LatinFold.withTable { fold in
+            forEachWord(in: scalars) { range in
+                let word = UnsafeBufferPointer(rebasing: scalars[range])
+                // Latin words fold scalar by scalar, by table; others as any comparison folds.
+                if latin, let length = fold.fold(word, into: folded) {
+                    body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: folded[..<length])))
+                    return
                 }
+                var view = String.UnicodeScalarView()
+                view.append(contentsOf: word)
+                var other = ValueOrder.fold(String(view), options)
+                other.withUTF8 { body(UnsafeRawBufferPointer($0)) }
             }
         }
     }

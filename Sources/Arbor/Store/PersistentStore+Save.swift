@@ -353,11 +353,10 @@ final class SaveWriter {
 
     /// Whether the index and foreign-key changes collected and not yet applied have reached
     /// `PersistentStore.indexChangeBudget` changes or `indexByteBudget` bytes (a buffer of
-    /// changes stays far below the 2 GiB its offsets can address).
-    /// (A batch insert's text terms made on the second thread count once joined: see
-    /// `joinTextTerms`.)
+    /// changes stays far below the 2 GiB its offsets can address), counting those a batch
+    /// insert's second thread made (`TextTermWorker`).
     var indexChangesAreDue: Bool {
-        var count = 0, bytes = 0
+        var (count, bytes) = textTermWorker?.madeSize ?? (0, 0)
         for (_, changes) in indexChanges.values {
             count += changes.count
             bytes += changes.byteCount
@@ -371,7 +370,7 @@ final class SaveWriter {
 
     /// Applies the collected index and foreign-key changes (of the indexes `only` accepts).
     func flushIndexes(only: (EntityInfo.Index) -> Bool = { _ in true }) throws {
-        if let worker = textTermWorker, worker.hasPending(for: only) { joinTextTerms(waiting: true) }
+        if let worker = textTermWorker, worker.hasPending(for: only) { joinTextTerms() }
         // A tree may collect entries under several descriptions (an index inherited by
         // sub-entities); each row's entries are under its own entity's, so they concatenate.
         var byTree: [String: TreeChanges] = [:]

@@ -77,15 +77,15 @@ extension SaveWriter {
     /// `body` over the changes gathered for text index `index`, in place. Terms still made on
     /// the second thread are joined first, so that changes to one key stay in order.
     private func modifyTextChanges(of index: EntityInfo.Index, _ body: (inout PostingChanges) -> Void) {
-        if textTermWorker?.hasPending == true { joinTextTerms(waiting: true) }
+        if textTermWorker?.hasPending == true { joinTextTerms() }
         body(&textChanges[ObjectIdentifier(index), default: (index, PostingChanges())].changes)
     }
 
-    /// Joins to `textChanges` the terms the second thread has made (`TextTermWorker`), in the
-    /// order their rows were written; with `waiting`, all of them, waiting for those under way.
-    func joinTextTerms(waiting: Bool) {
+    /// Joins to `textChanges` the terms the second thread made (`TextTermWorker`) for the rows
+    /// written so far, waiting for those under way.
+    func joinTextTerms() {
         guard let worker = textTermWorker else { return }
-        for (index, changes) in worker.takeFinished(waiting: waiting) {
+        for (index, changes) in worker.takeAll() {
             let id = ObjectIdentifier(index)
             if textChanges[id] == nil {
                 textChanges[id] = (index, changes)

@@ -246,9 +246,6 @@ extension SaveWriter {
             try writeRow(ObjectID(info: info, store: store.identifier, key: firstKey + Int64(offset)), columns: consume columns, old: nil)
         }
         counters[info.rootName] = lastKey
-        // This chunk's texts go to the second thread while the next chunk is read.
-        textTermWorker?.submit()
-        joinTextTerms(waiting: false)
         // Rows append in key order; unique indexes are checked now, so they go now. Other
         // indexes take entries anywhere: gathered over chunks, each is rewritten once in a while.
         try flushRows()
