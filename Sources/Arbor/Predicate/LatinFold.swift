@@ -15,7 +15,7 @@ enum LatinFold {
     private static let table: [UInt64] = (0..<limit).map { value in
         guard let scalar = Unicode.Scalar(value) else { return 0xFF }
         let bytes = Array(String(Character(scalar)).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).utf8)
-        guard bytes.count <= 7 else { return 0xFF }
+        guard bytes.count <= maximumBytes else { return 0xFF }
         return bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) } << 8 | UInt64(bytes.count)
     }
 
@@ -23,13 +23,11 @@ enum LatinFold {
     struct Table {
         let packed: UnsafeBufferPointer<UInt64>
 
-        /// Appends the fold of `scalars` (as `fold`) to `bytes`; false, with `bytes` partly
-        /// written, when one is at or above `limit`.
         /// Writes the fold of `scalars` (as `fold`) to the start of `output`, which has room for
         /// `maximumBytes` per scalar; returns the bytes written, or nil when a scalar is at or
         /// above `limit`.
         @inline(__always)
-        func fold(_ scalars: UnsafeBufferPointer<Unicode.Scalar>, into output: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        func fold<Scalars: Sequence<Unicode.Scalar>>(_ scalars: Scalars, into output: UnsafeMutableBufferPointer<UInt8>) -> Int? {
             var length = 0
             for scalar in scalars {
                 guard scalar.value < limit else { return nil }
@@ -50,26 +48,6 @@ enum LatinFold {
             }
             return length
         }
-
-        @inline(__always)
-        func append<Scalars: Sequence<Unicode.Scalar>>(_ scalars: Scalars, to bytes: inout [UInt8]) -> Bool {
-            for scalar in scalars {
-                guard scalar.value < limit else { return false }
-                if scalar.value < 0x80 {
-                    let byte = UInt8(scalar.value)
-                    bytes.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
-                    continue
-                }
-                var word = packed[Int(scalar.value)]
-                let count = Int(word & 0xFF)
-                guard count <= 7 else { return false }
-                for _ in 0..<count {
-                    word >>= 8
-                    bytes.append(UInt8(truncatingIfNeeded: word))
-                }
-            }
-            return true
-        }
     }
 
     /// The most bytes the table folds one scalar to.
@@ -80,9 +58,10 @@ enum LatinFold {
     /// `text` folded by `[cd]`, or nil when it holds a scalar the table does not cover.
     /// - Complexity: O(n) in the text's scalars.
     static func fold(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        guard withTable({ $0.append(text.unicodeScalars, to: &bytes) }) else { return nil }
-        return String(decoding: bytes, as: UTF8.self)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(text.utf8.count, 1) * maximumBytes) { buffer in
+            withTable { $0.fold(text.unicodeScalars, into: buffer) }.map {
+                String(decoding: UnsafeMutableBufferPointer(rebasing: buffer[..<$0]), as: UTF8.self)
+            }
+        }
     }
 }

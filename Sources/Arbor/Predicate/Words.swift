@@ -33,21 +33,12 @@ enum Words {
 
     /// Calls `body` with the UTF-8 bytes of each word of `text` folded with `options` (as
     /// `folded`), valid only during the call: no string per word, and for a short text (a
-    /// name) no allocation at all.
+    /// name) no heap allocation at all.
     /// - Complexity: O(n) in the text's scalars.
     static func forEachFolded(_ text: String, _ options: StringOptions, _ body: (UnsafeRawBufferPointer) -> Void) {
         // A text has at most as many scalars as UTF-8 bytes, and a scalar folds by table to at
-        // most `LatinFold.maximumBytes` bytes.
+        // most `LatinFold.maximumBytes` bytes. (Room on the stack; the heap for a long text.)
         let capacity = max(text.utf8.count, 1)
-        guard capacity <= 256 else {
-            let scalars = UnsafeMutableBufferPointer<Unicode.Scalar>.allocate(capacity: capacity)
-            let folded = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity * LatinFold.maximumBytes)
-            defer {
-                scalars.deallocate()
-                folded.deallocate()
-            }
-            return forEachFolded(text, options, scalars: scalars, folded: folded, body)
-        }
         withUnsafeTemporaryAllocation(of: Unicode.Scalar.self, capacity: capacity) { scalars in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity * LatinFold.maximumBytes) { folded in
                 forEachFolded(text, options, scalars: scalars, folded: folded, body)
