@@ -9,10 +9,6 @@ let package = Package(
         // The transit scenario on Arbor's public API: model, GTFS import, a feed generator.
         .library(name: "ArborTransit", targets: ["ArborTransit"]),
         .executable(name: "arbor", targets: ["ArborCLI"]),
-        // Reference models, operation decoders and the fault-injecting file, shared by the
-        // tests and the fuzz targets (as swift-collections shares `_CollectionsTestSupport`).
-        .library(name: "ArborEngineTestSupport", targets: ["ArborEngineTestSupport"]),
-        .library(name: "ArborTestSupport", targets: ["ArborTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -28,6 +24,9 @@ let package = Package(
         .executableTarget(
             name: "ArborCLI",
             dependencies: ["ArborEngine", "Arbor", "ArborTransit", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // Reference models, operation decoders and the fault-injecting file, shared by the tests
+        // and (through symbolic links in fuzz/Sources) the fuzz targets. Not products: a user's
+        // build never offers their fixture types.
         .target(
             name: "ArborEngineTestSupport", dependencies: ["ArborEngine"],
             path: "Tests/ArborEngineTestSupport"),

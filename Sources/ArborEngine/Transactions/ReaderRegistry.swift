@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Synchronization
+
+/// Tracks which snapshots open readers use, so the writer never reuses a page they can reach,
+/// and serializes writers. In-process bookkeeping always; across processes through a lock file.
+final class ReaderRegistry: Sendable {
+    private struct State {
+        /// Active readers of this process per snapshot transaction id.
+        var readers: [UInt64: Int] = [:]
+        /// The oldest and newest snapshots published in this process's lock-file slot (0 = none).
+        var published: UInt64 = 0
+        var publishedNewest: UInt64 = 0
+        /// This process holds the lock file's writer lock (possibly kept between two writers of
+        /// this process, see `unlockWriter(keepingFileLock:)`).
+        var holdsFileLock = false
+    }
+
+    private let state = Locked(State())
+    private let writerGate = DispatchSemaphore(value: 1)
+    /// The thread holding the writer lock (0: none), so `Database.sync()` called from inside a
+    /// write transaction does not wait for its own lock.
+    private let writerThread = Atomic<UInt>(0)
+    let lockFile: LockFile?
+
+    init(lockFile: LockFile?) {
+        self.lockFile = lockFile
+    }
+
+    /// Registers a reader of snapshot `txid`. Afterwards the writer will not reuse pages that
+    /// snapshot reaches until `unregister` is called. The slot is widened before the caller
+    /// re-checks the committed id (see `Database.beginRead`).
+    func register(_ txid: UInt64) {
+        state.withLock { state in
+            state.readers[txid, default: 0] += 1
+            guard let lockFile else { return }
+            // Newest first: a writer that sees the oldest set must see a newest that covers it.
+            if txid > state.publishedNewest {
+                lockFile.publishNewestSnapshot(txid)
+                state.publishedNewest = txid
+            }
+            if state.published == 0 || txid < state.published {
+                lockFile.publishSlot(txid)
+                state.published = txid
+            }
+        }
+    }
+
+    func unregister(_ txid: UInt64) {
+        state.withLock { state in
+            // One hash lookup: the count is changed (or the entry removed) through its index.
+            guard let index = state.readers.index(forKey: txid) else { return }
+            if state.readers.values[index] > 1 {
+                state.readers.values[index] -= 1
+                return  // a reader of the snapshot remains: the slot is unchanged
+            }
+            state.readers.remove(at: index)
+            // The slot spans the oldest and newest snapshots in use: only their last readers move it.
+            guard let lockFile, txid == state.published || txid == state.publishedNewest else { return }
+            let oldest = state.readers.keys.min() ?? 0
+            let newest = state.readers.keys.max() ?? 0
+            // Narrowed oldest first, newest last: a writer never sees a slot narrower than the
+            // snapshots still in use.
+            if oldest != state.published {
+                lockFile.publishSlot(oldest)
+                state.published = oldest
+            }
+            if newest != state.publishedNewest {
+                lockFile.publishNewestSnapshot(newest)
+                state.publishedNewest = newest
+            }
+        }
+    }
+
+    /// The oldest snapshot any reader (this process or another) is using, or nil when none.
+    func oldestSnapshot() throws -> UInt64? {
+        try readerSnapshots().map(\.lowerBound).min()
+    }
+
+    /// Every snapshot open readers use: this process's exactly, another process's (or another
+    /// handle's) as the range between its oldest and newest.
+    /// - Complexity: O(local snapshots + slots); no system call when no other slot is in use,
+    ///   one per slot in use otherwise (its liveness lock is tested).
+    func readerSnapshots() throws -> [ClosedRange<UInt64>] {
+        var snapshots = state.withLock { $0.readers.keys.map { $0...$0 } }
+        if let lockFile { snapshots += try lockFile.foreignSnapshots() }
+        return snapshots
+    }
+
+    func lockWriter() throws {
+        writerGate.wait()
+        do { _ = try lockFileWriterIfNeeded(wait: true) } catch {
+            writerGate.signal()
+            throw error
+        }
+        writerThread.store(Self.currentThread, ordering: .relaxed)
+    }
+
+    /// Takes the writer lock only if no writer holds it; returns whether it did.
+    func tryLockWriter() -> Bool {
+        guard writerGate.wait(timeout: .now()) == .success else { return false }
+        guard (try? lockFileWriterIfNeeded(wait: false)) == true else {
+            writerGate.signal()
+            return false
+        }
+        writerThread.store(Self.currentThread, ordering: .relaxed)
+        return true
+    }
+
+    /// Called holding the gate. False when another process holds the lock and `wait` is false.
+    private func lockFileWriterIfNeeded(wait: Bool) throws -> Bool {
+        guard let lockFile, !state.withLock({ $0.holdsFileLock }) else { return true }
+        if wait { try lockFile.lockWriter() } else if try !lockFile.tryLockWriter() { return false }
+        state.withLock { $0.holdsFileLock = true }
+        return true
+    }
+
+    /// Releases the writer lock. With `keepingFileLock`, another process still cannot take it:
+    /// the next writer of this process does, without a system call (group commit keeps it until
+    /// the commits that wait for a sync have it).
+    func unlockWriter(keepingFileLock: Bool = false) {
+        writerThread.store(0, ordering: .relaxed)
+        if !keepingFileLock { releaseFileLock() }
+        writerGate.signal()
+    }
+
+    /// Releases a file lock kept by `unlockWriter(keepingFileLock: true)` when no writer of this
+    /// process holds the writer lock (one that does releases it itself).
+    func releaseKeptFileLock() {
+        guard writerGate.wait(timeout: .now()) == .success else { return }
+        releaseFileLock()
+        writerGate.signal()
+    }
+
+    private func releaseFileLock() {
+        guard let lockFile, state.withLock({ $0.holdsFileLock }) else { return }
+        lockFile.unlockWriter()
+        state.withLock { $0.holdsFileLock = false }
+    }
+
+    /// Whether the calling thread holds the writer lock. Only the holder stores its own id, so
+    /// a relaxed load sees it exactly when it is the holder.
+    var isWriterLockHeldByCurrentThread: Bool {
+        writerThread.load(ordering: .relaxed) == Self.currentThread
+    }
+
+    private static var currentThread: UInt { Platform.currentThreadID }
+}
