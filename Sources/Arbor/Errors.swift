@@ -27,6 +27,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case engine(ArborError)
     /// Rows changed or deleted by someone else since this context read them.
     case conflicts([SaveConflict])
+    /// The store cannot do what was asked (a store in memory has no file to compact).
+    case unsupported(String)
 
     public var description: String {
         switch self {
@@ -43,6 +45,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .readOnlyStore(let path): return "\(path): the store is read-only"
         case .noStoreForEntity(let name): return "no store of the coordinator holds entity \(name)"
         case .engine(let error): return error.description
+        case .unsupported(let detail): return "unsupported: \(detail)"
         case .conflicts(let conflicts):
             return "optimistic locking failure: " + conflicts.map(\.description).joined(separator: "; ")
         }

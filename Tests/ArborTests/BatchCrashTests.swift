@@ -65,7 +65,7 @@ struct BatchCrashTests {
         let (probeStore, probeContext) = try SaveCrashTests.open(probe, model)
         try probeContext.performAndWait { try Self.run(workload, probeContext) }
         let after = try SaveCrashTests.snapshot(probeStore, model: model)
-        #expect(try probeStore.consistencyProblems() == [])
+        #expect(try probeStore.btree().consistencyProblems() == [])
         #expect(after != before)
         let points = probe.operationCount
         #expect(points >= 4)
@@ -84,7 +84,7 @@ struct BatchCrashTests {
                 #expect(state == before || state == after, "crash point \(point), \(mode)")
                 if state == before { sawBefore += 1 } else if state == after { sawAfter += 1 }
                 #expect(reopened.checkIntegrity().isSound, "crash point \(point), \(mode)")
-                #expect(try reopened.consistencyProblems() == [], "crash point \(point), \(mode)")
+                #expect(try reopened.btree().consistencyProblems() == [], "crash point \(point), \(mode)")
             }
         }
         #expect(sawBefore > 0)

@@ -248,7 +248,7 @@ struct BatchDifferentialTests {
         func check() throws {
             let (store, context) = try open()
             #expect(store.checkIntegrity().isSound)
-            #expect(try store.consistencyProblems() == [], "\(log.suffix(3))")
+            #expect(try store.btree().consistencyProblems() == [], "\(log.suffix(3))")
             try context.performAndWait {
                 let stops = try context.fetch(FetchRequest(entityName: "Stop"), as: Stop.self)
                 var seen: [String: RefStop] = [:]

@@ -90,7 +90,7 @@ import Testing
             if Bool.random(using: &random) {
                 let chunk = Int.random(in: 1...9, using: &random)
                 let info = try #require(batched.store.model.info(named: "StopTime"))
-                let result = try batched.store.batchInsert(info, Self.request(times, stops: batchedStops), chunkSize: chunk)
+                let result = try batched.store.btree().batchInsert(info, Self.request(times, stops: batchedStops), chunkSize: chunk)
                 #expect(result.count == times.count)
             } else {
                 try Self.insertThroughContext(batched, times, stops: batchedStops)
@@ -196,7 +196,7 @@ import Testing
         let info = try #require(stack.store.model.info(named: "Stop"))
         for (objects, position) in [([stop(10, "a"), stop(1, "b")], 1), ([stop(10, "a"), stop(11, "b"), stop(12, "a")], 2)] {
             let error = try #require(throws: ValidationError.self) {
-                try stack.store.batchInsert(info, BatchInsertRequest(entityName: "Stop", objects: objects), chunkSize: 2)
+                try stack.store.btree().batchInsert(info, BatchInsertRequest(entityName: "Stop", objects: objects), chunkSize: 2)
             }
             #expect(error.failures.contains { $0.batchIndex == position }, "\(error)")
         }
@@ -219,7 +219,7 @@ import Testing
             return false
         }
         let info = try #require(stack.store.model.info(named: "StopTime"))
-        #expect(throws: Stopped.self) { try stack.store.batchInsert(info, request, chunkSize: 8) }
+        #expect(throws: Stopped.self) { try stack.store.btree().batchInsert(info, request, chunkSize: 8) }
         let context = stack.context()
         #expect(try context.performAndWait { try context.count(for: FetchRequest(entityName: "StopTime")) } == 0)
         // The store still takes writes, with primary keys as if nothing happened.

@@ -68,7 +68,7 @@ struct BatchUpdateTests {
         try context.performAndWait {
             // Stop 4 is renamed and shifted: two writes.
             let before = ids[3]
-            let version = try #require(try stack.store.row(for: before, maxAge: 0)?.version)
+            let version = try #require(try stack.store.storage.row(for: before, maxAge: 0)?.version)
             // Renamed stops are found by the folded name index under their new name only.
             var rename = BatchUpdateRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "name BEGINSWITH 'Zoo'"))
             rename.propertiesToUpdate = ["name": .value(.string("Görlitzer Straße"))]
@@ -79,7 +79,7 @@ struct BatchUpdateTests {
             let shift = BatchUpdateRequest(entityName: "Stop", propertiesToUpdate: ["identifier": .expression(try ObjectExpression(format: "identifier + 100"))])
             #expect(try context.execute(shift).count == 20)
             #expect(try context.count(for: FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "identifier IN {101, 120}"))) == 2)
-            #expect(try stack.store.row(for: before, maxAge: 0)?.version == version + 2)
+            #expect(try stack.store.storage.row(for: before, maxAge: 0)?.version == version + 2)
             // Stop times of stop 1 move to stop 2: appended to its ordered list, the foreign key follows.
             let move = BatchUpdateRequest(entityName: "StopTime", predicate: try ObjectPredicate(format: "stop == %@", ids[0]),
                                           propertiesToUpdate: ["stop": .object(ids[1])])

@@ -27,7 +27,7 @@ struct KeyFormatTests {
 
     /// The first byte of every key component that holds an integer, per tree.
     static func integerTags(_ store: PersistentStore, tree: String) throws -> Set<UInt8> {
-        try store.database.view { tx in
+        try store.btree().database.view { tx in
             var tags: Set<UInt8> = []
             try tx.tree(tree).forEach { key, _ in
                 for component in try TupleKey.decode(key) where component.integerValue != nil {
@@ -44,8 +44,8 @@ struct KeyFormatTests {
         let stack = try TestStack(keyFormat: format)
         try Self.fill(stack)
         try stack.reopen()
-        #expect(stack.store.keys.format == format)
-        let record = try stack.store.database.view { try $0.tree(StoreLayout.metadataTree).get(StoreMetadata.keyFormatKey) }
+        #expect(try stack.store.btree().keys.format == format)
+        let record = try stack.store.btree().database.view { try $0.tree(StoreLayout.metadataTree).get(StoreMetadata.keyFormatKey) }
         #expect(record == (format == 1 ? nil : [format]))
         for tree in ["rows.Stop", "fk.StopTime.stop", "index.StopTime.by_stop_departureTime", "rows.StopTime"] {
             let tags = try Self.integerTags(stack.store, tree: tree)
@@ -55,7 +55,7 @@ struct KeyFormatTests {
         // Index and foreign-key values: the row's entity code, left out in format 2 for a row
         // of its hierarchy's root.
         for tree in ["fk.StopTime.stop", "index.StopTime.by_stop_departureTime", "index.Stop.by_longitude_latitude"] {
-            let sizes = try stack.store.database.view { tx in Set(try tx.tree(tree).entries().map(\.value.count)) }
+            let sizes = try stack.store.btree().database.view { tx in Set(try tx.tree(tree).entries().map(\.value.count)) }
             #expect(sizes == [format == 1 ? 2 : 0], "\(tree)")
         }
         // Reads through every kind of key: an index range, a semi-join, to-many members.
@@ -76,7 +76,7 @@ struct KeyFormatTests {
     @Test("an unknown key format is a typed error naming it, not a misread")
     func unknownFormat() throws {
         let stack = try TestStack()
-        try stack.store.database.update { tx in try tx.tree(StoreLayout.metadataTree).put(StoreMetadata.keyFormatKey, [9]) }
+        try stack.store.btree().database.update { tx in try tx.tree(StoreLayout.metadataTree).put(StoreMetadata.keyFormatKey, [9]) }
         #expect {
             try stack.reopen()
         } throws: { error in
@@ -104,7 +104,7 @@ struct IndexValueCodeTests {
             try context.save()
         }
         let place = try #require(model.info(named: "Place")), hub = try #require(model.info(named: "Hub"))
-        let values = try stack.store.database.view { tx in try tx.tree("index.Place.name").entries().map(\.value) }
+        let values = try stack.store.btree().database.view { tx in try tx.tree("index.Place.name").entries().map(\.value) }
         let expected: [[UInt8]] = (0..<6).map { $0 % 2 == 0 ? (format == 1 ? IndexKeys.codeValue(place.code) : []) : IndexKeys.codeValue(hub.code) }
         #expect(values == expected)
         func names(_ entity: String, subentities: Bool = true) throws -> [String] {

@@ -128,8 +128,8 @@ struct LightweightMigrationTests {
             #expect(try context.fetch(orphans).compactMap { $0.value(forKey: "minute") as? Int64 }.sorted() == [13, 23, 33])
             #expect(try context.count(for: FetchRequest(entityName: "Operator")) == 0)
         }
-        #expect(try store.database.view { try $0.hasTree("rows.Tag") } == false)
-        #expect(try store.database.view { try $0.hasTree("join.Stop.tags") } == false)
+        #expect(try store.btree().database.view { try $0.hasTree("rows.Tag") } == false)
+        #expect(try store.btree().database.view { try $0.hasTree("join.Stop.tags") } == false)
     }
 
     @Test("relationships added and removed: new ones start empty and work, removed ones leave no trees")
@@ -148,7 +148,7 @@ struct LightweightMigrationTests {
         ])
         let store = try PersistentStore(url: url, model: model)
         try Fixture.expectConsistent(store)
-        #expect(try store.database.view { try !$0.hasTree("fk.Departure.stop") && $0.hasTree("fk.Stop.operatedBy") })
+        #expect(try store.btree().database.view { try !$0.hasTree("fk.Departure.stop") && $0.hasTree("fk.Stop.operatedBy") })
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.add(store)
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
@@ -200,7 +200,7 @@ struct LightweightMigrationTests {
         ])
         let store = try PersistentStore(url: url, model: indexed)
         try Fixture.expectConsistent(store)
-        #expect(try store.database.view { try $0.hasTree("index.Stop.by_latitude_name") && !$0.hasTree("index.Stop.zone") })
+        #expect(try store.btree().database.view { try $0.hasTree("index.Stop.by_latitude_name") && !$0.hasTree("index.Stop.zone") })
 
         // Departure minutes are distinct so far; a second departure at minute 30 makes a new
         // unique index over minutes impossible.

@@ -79,7 +79,7 @@ struct MigrationCrashTests {
                 let reopened = try Self.open(image, new, migrate: true)
                 #expect(try Fixture.describe(reopened, model: new, tagKey: "labels") == after, "crash point \(point), \(mode)")
                 #expect(reopened.checkIntegrity().isSound, "crash point \(point), \(mode)")
-                #expect(try reopened.consistencyProblems() == [], "crash point \(point), \(mode)")
+                #expect(try reopened.btree().consistencyProblems() == [], "crash point \(point), \(mode)")
             }
         }
         #expect(sawOld > 0)

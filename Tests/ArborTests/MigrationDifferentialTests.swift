@@ -106,7 +106,7 @@ struct MigrationDifferentialTests {
         for step in 0..<12 {
             let model = try reference.model()
             let store = try PersistentStore(file: file, model: model, options: options)
-            #expect(store.keys.format == (seed >= 9 ? 1 : 2))
+            #expect(try store.btree().keys.format == (seed >= 9 ? 1 : 2))
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
             try coordinator.add(store)
             let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)

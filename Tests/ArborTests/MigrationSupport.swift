@@ -105,7 +105,7 @@ enum MigrationFixture {
     static func expectConsistent(_ store: PersistentStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(store.checkIntegrity().isSound, sourceLocation: sourceLocation)
         let model = store.model
-        try store.database.view { tx in
+        try store.btree().database.view { tx in
             for info in model.infos where info.superentityName == nil {
                 var expected: [String: Set<[UInt8]>] = [:]
                 let indexes = model.infos.filter { info.includes($0) }.flatMap { member in member.indexes.map { (member, $0) } }
@@ -114,7 +114,7 @@ enum MigrationFixture {
                     let pk = try #require(IndexKeys.trailingKey(key))
                     let row = try RowCodec.decode(value, context: "test")
                     for (member, index) in indexes where member.code == row.entityCode {
-                        for entry in store.keys.indexKeys(index, columns: row.columns, key: pk) { expected[index.tree]?.insert(entry) }
+                        for entry in try store.btree().keys.indexKeys(index, columns: row.columns, key: pk) { expected[index.tree]?.insert(entry) }
                     }
                     return true
                 }
@@ -122,7 +122,7 @@ enum MigrationFixture {
                 for (tree, keys) in expected {
                     var stored: Set<[UInt8]> = []
                     if textTrees.contains(tree) {
-                        try PostingTree(tree: try tx.tree(tree), keys: store.keys).forEachEntry { stored.insert($0) }
+                        try PostingTree(tree: try tx.tree(tree), keys: store.btree().keys).forEachEntry { stored.insert($0) }
                     } else {
                         stored = Set(try tx.tree(tree).entries().map(\.key))
                     }

@@ -41,9 +41,9 @@ struct PostingTreeTests {
     func differential(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         let stack = try TestStack(model: try ManagedObjectModel(entities: [EntityDescription("Place", attributes: [AttributeDescription("name", .string)])]))
-        let keys = stack.store.keys
+        let keys = try stack.store.btree().keys
         var expected: Set<[UInt8]> = []
-        _ = try stack.store.database.update { tx in _ = try tx.createTree("postings") }
+        _ = try stack.store.btree().database.update { tx in _ = try tx.createTree("postings") }
         for round in 0..<40 {
             // Small keys (one-byte gaps), and keys far apart (gaps of several bytes, blocks cut
             // by bytes); appends above every key (an import) in some rounds.
@@ -71,8 +71,8 @@ struct PostingTreeTests {
             }
             var changes = first
             changes.append(contentsOf: second)
-            try stack.store.database.update { tx in try PostingTree(tree: try tx.tree("postings"), keys: keys).apply(changes) }
-            try stack.store.database.view { tx in try Self.expectMatches(PostingTree(tree: try tx.tree("postings"), keys: keys), expected, keys: keys) }
+            try stack.store.btree().database.update { tx in try PostingTree(tree: try tx.tree("postings"), keys: keys).apply(changes) }
+            try stack.store.btree().database.view { tx in try Self.expectMatches(PostingTree(tree: try tx.tree("postings"), keys: keys), expected, keys: keys) }
         }
     }
 

@@ -15,13 +15,13 @@ struct SaveCrashTests {
         return try context.performAndWait {
             guard let info = model.info(named: "Stop"), let timeInfo = model.info(named: "StopTime") else { return [] }
             var lines: [String] = []
-            for id in try store.allObjectIDs(of: info) {
+            for id in try store.btree().allObjectIDs(of: info) {
                 let stop = try #require(try context.existingObject(with: id) as? Stop)
                 let times = stop.stopTimes.map { "\(Int($0.departureTime.timeIntervalSince1970))" }.joined(separator: ",")
                 let children = stop.children.map(\.identifier).sorted().map(String.init).joined(separator: ",")
                 lines.append("\(stop.identifier) \(stop.name) parent=\(stop.parent?.identifier ?? -1) times=[\(times)] children=[\(children)]")
             }
-            lines.append("stopTimes=\(try store.allObjectIDs(of: timeInfo).count)")
+            lines.append("stopTimes=\(try store.btree().allObjectIDs(of: timeInfo).count)")
             return lines
         }
     }
@@ -43,7 +43,7 @@ struct SaveCrashTests {
     /// The save that is interrupted: inserts, a cascading delete, a rename, a reorder.
     static func change(_ context: ManagedObjectContext, store: PersistentStore, model: ManagedObjectModel) throws {
         guard let info = model.info(named: "Stop") else { return }
-        let stops = try store.allObjectIDs(of: info).compactMap { try context.existingObject(with: $0) as? Stop }
+        let stops = try store.btree().allObjectIDs(of: info).compactMap { try context.existingObject(with: $0) as? Stop }
         stops[0].name = "renamed"
         context.delete(stops[1])
         stops[2].stopTimes = stops[2].stopTimes.reversed()
@@ -105,7 +105,7 @@ struct SaveCrashTests {
                 if state == before { sawBefore += 1 } else if state == after { sawAfter += 1 }
                 let report = reopened.checkIntegrity()
                 #expect(report.isSound, "crash point \(point), \(mode): \(report.problems)")
-                #expect(try reopened.consistencyProblems() == [], "crash point \(point), \(mode)")
+                #expect(try reopened.btree().consistencyProblems() == [], "crash point \(point), \(mode)")
             }
         }
         #expect(sawBefore > 0)

@@ -102,7 +102,7 @@ struct TextIndexUpkeepTests {
         var request = BatchInsertRequest(entityName: "Place", objects: first + renamed + cleared + (40..<50).map { ["rank": $0, "name": "Neu \($0) Ufer"] })
         request.conflictRule = .update
         request.conflictConstraint = ["rank"]
-        let result = try stack.store.batchInsert(info, request, chunkSize: 6)
+        let result = try stack.store.btree().batchInsert(info, request, chunkSize: 6)
         #expect(result.insertedCount == 50 && result.updatedCount == 25)
         try MigrationFixture.expectConsistent(stack.store)
         let context = stack.context()
@@ -139,7 +139,7 @@ struct TextIndexUpkeepTests {
             }
         }
         let store = try PersistentStore(url: url, model: try Self.model(textIndexes: false))
-        let kept = try store.database.view { tx in try tx.hasTree("index.Place.words_name") }
+        let kept = try store.btree().database.view { tx in try tx.hasTree("index.Place.words_name") }
         #expect(!kept)
         try MigrationFixture.expectConsistent(store)
     }
@@ -180,22 +180,23 @@ struct TextIndexUpkeepTests {
         let stack = try TestStack(model: try Self.model())
         _ = try stack.coordinator.execute(BatchInsertRequest(entityName: "Place", objects: [["rank": 1, "name": "Berlin Zoo"]]))
         func damage(_ body: (WriteTransaction) throws -> Void) throws {
-            let tx = try stack.store.database.beginWrite()
+            let tx = try stack.store.btree().database.beginWrite()
             try body(tx)
             try tx.commit()
         }
         let words = "index.Place.words_name"
         // A well-formed block of one key whose row does not exist.
-        try damage { try $0.tree(words).put(TupleKey.encode([.string("berlin"), stack.store.keys.integer(777)]), [1]) }
-        #expect(try stack.store.consistencyProblems().count == 1)
+        try damage { try $0.tree(words).put(TupleKey.encode([.string("berlin"), stack.store.btree().keys.integer(777)]), [1]) }
+        #expect(try stack.store.btree().consistencyProblems().count == 1)
         let context = stack.context()
         let request = FetchRequest(entityName: "Place", predicate: try ObjectPredicate(format: "name WORDSBEGINWITH[cd] 'ber'"))
         // Malformed blocks: no count; a count its gaps do not match; a gap past Int64.max; a key
         // that does not end with a primary key.
+        let keys = try stack.store.btree().keys
         let malformed: [(key: [UInt8], value: [UInt8])] = [
-            (TupleKey.encode([.string("berlin"), stack.store.keys.integer(778)]), []),
-            (TupleKey.encode([.string("berlin"), stack.store.keys.integer(779)]), [3, 0]),
-            (TupleKey.encode([.string("berlin"), stack.store.keys.integer(780)]), [2, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]),
+            (TupleKey.encode([.string("berlin"), keys.integer(778)]), []),
+            (TupleKey.encode([.string("berlin"), keys.integer(779)]), [3, 0]),
+            (TupleKey.encode([.string("berlin"), keys.integer(780)]), [2, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]),
             ([0x40, 0x62, 0x65, 0x72, 0x00, 0x01, 0xFF], [1]),
         ]
         for (key, value) in malformed {
@@ -203,11 +204,11 @@ struct TextIndexUpkeepTests {
             _ = context.performAndWait {
                 #expect(throws: StoreError.self) { try context.fetch(request) }
             }
-            #expect(throws: StoreError.self) { try stack.store.consistencyProblems() }
+            #expect(throws: StoreError.self) { try stack.store.btree().consistencyProblems() }
             try damage { _ = try $0.tree(words).delete(key) }
         }
         // A save that rewrites a damaged term's blocks refuses, and writes nothing.
-        try damage { try $0.tree(words).put(TupleKey.encode([.string("berlin"), stack.store.keys.integer(2)]), [9]) }
+        try damage { try $0.tree(words).put(TupleKey.encode([.string("berlin"), stack.store.btree().keys.integer(2)]), [9]) }
         #expect(throws: StoreError.self) {
             try stack.coordinator.execute(BatchInsertRequest(entityName: "Place", objects: [["rank": 2, "name": "Berlin Mitte"]]))
         }

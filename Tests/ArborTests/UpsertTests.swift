@@ -95,13 +95,13 @@ struct UpsertTests {
                                                                       + (60..<80).map { Self.stopObject($0, name: "v3") })
             request.conflictRule = .update
             request.conflictConstraint = ["stopID"]
-            let result = try stack.store.batchInsert(info, request, chunkSize: 7)
+            let result = try stack.store.btree().batchInsert(info, request, chunkSize: 7)
             #expect(result.insertedCount == 30 && result.updatedCount == 40)
             let names = Dictionary(uniqueKeysWithValues: try context.fetch(FetchRequest(entityName: "Stop"), as: Stop.self).map { ($0.identifier, $0.name) })
             #expect(names.count == 80)
             #expect((0..<80).allSatisfy { names[Int64($0)] == ($0 < 25 ? "v1" : ($0 < 60 ? "v2" : "v3")) })
             // Rows inserted by one chunk and updated by a later one keep only their new index entries.
-            #expect(try stack.store.consistencyProblems() == [])
+            #expect(try stack.store.btree().consistencyProblems() == [])
             let v2 = try context.count(for: FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "name == 'v2'")))
             #expect(v2 == 35)
         }

@@ -86,7 +86,7 @@ struct GTFSUpdateCrashTests {
                 let image = file.crashImage(mode: mode, seed: UInt64(point * 5 + modeIndex))
                 let (reopened, _) = try Self.open(SimulatedFile(bytes: image), model)
                 #expect(reopened.checkIntegrity().isSound, "crash point \(point), \(mode)")
-                #expect(try reopened.consistencyProblems() == [], "crash point \(point), \(mode)")
+                #expect(try #require(reopened.fileStorage).consistencyProblems() == [], "crash point \(point), \(mode)")
             }
         }
         // The writer has returned: the importer renames the copy now. Whatever a power loss

@@ -21,8 +21,8 @@ extension ManagedObjectContext {
         guard !object.objectID.isTemporaryID else { throw ContextError.objectNotFound(object.objectID) }
         let store = try store(for: object.objectID)
         retainCachedRow(object, in: store)
-        store.rowCache.noteFaultFired()
-        guard let row = try store.row(for: object.objectID, maxAge: stalenessInterval < 0 ? nil : stalenessInterval) else {
+        store.storage.objectRowCache?.noteFaultFired()
+        guard let row = try store.storage.row(for: object.objectID, maxAge: stalenessInterval < 0 ? nil : stalenessInterval) else {
             throw ContextError.objectNotFound(object.objectID)
         }
         try apply(row, to: object, from: store)
@@ -88,7 +88,7 @@ extension ManagedObjectContext {
                 stored = parentMembers(object, relationship, parent: parent)
             } else if !object.insertedFlag && !object.objectID.isTemporaryID {
                 do {
-                    stored = try store(for: object.objectID).members(of: relationship, owner: object.objectID)
+                    stored = try store(for: object.objectID).storage.members(of: relationship, owner: object.objectID)
                 } catch {
                     lastFaultError = error
                 }
@@ -106,7 +106,7 @@ extension ManagedObjectContext {
         if let parent { return parentMembers(object, relationship, parent: parent) }
         if object.objectID.isTemporaryID { return [] }
         do {
-            return try store(for: object.objectID).members(of: relationship, owner: object.objectID)
+            return try store(for: object.objectID).storage.members(of: relationship, owner: object.objectID)
         } catch {
             lastFaultError = error
             return []

@@ -118,24 +118,24 @@ extension ManagedObjectContext {
 
         // Phase one: write and check every store; phase two: commit them all.
         let ordered = stores.values.sorted { $0.identifier.uuidString < $1.identifier.uuidString }
-        var prepared: [PreparedSave] = []
+        var prepared: [(store: PersistentStore, save: any PreparedStoreSave)] = []
         do {
             for store in ordered {
                 guard let request = requests[ObjectIdentifier(store)], !request.isEmpty else { continue }
-                prepared.append(try store.prepareSave(request))
+                prepared.append((store, try store.storage.prepareSave(request)))
             }
         } catch {
-            for save in prepared { save.abort() }
+            for (_, save) in prepared { save.abort() }
             throw error
         }
         var committed = 0
         do {
-            for save in prepared {
+            for (_, save) in prepared {
                 try save.commit()
                 committed += 1
             }
         } catch {
-            for save in prepared[committed...] { save.abort() }
+            for (_, save) in prepared[committed...] { save.abort() }
             throw error
         }
         // Who was inserted, updated and deleted, for the did-save notification (before the
@@ -152,7 +152,7 @@ extension ManagedObjectContext {
         }
         let permanentIDs = try applySaveResults(prepared, saved: saved)
         // Objects another writer deleted under us were not saved: they left this context.
-        let vanished = Set(prepared.flatMap(\.result.vanished))
+        let vanished = Set(prepared.flatMap(\.save.result.vanished))
         if noticed != nil {
             for object in saved where vanished.contains(object.objectID) { notice(object) }
             noticed?.permanentIDs.merge(permanentIDs) { _, new in new }
@@ -176,13 +176,14 @@ extension ManagedObjectContext {
     }
 
     /// Returns the permanent ID of each object inserted by the save, by its temporary ID.
-    private func applySaveResults(_ prepared: [PreparedSave], saved: [ManagedObject]) throws -> [ObjectID: ObjectID] {
+    private func applySaveResults(_ prepared: [(store: PersistentStore, save: any PreparedStoreSave)],
+                                  saved: [ManagedObject]) throws -> [ObjectID: ObjectID] {
         var permanent: [ObjectID: ObjectID] = [:]
         var rows: [ObjectID: (StoredRow, PersistentStore)] = [:]
         var vanished: Set<ObjectID> = []
-        for save in prepared {
+        for (store, save) in prepared {
             permanent.merge(save.result.permanentIDs) { a, _ in a }
-            for (id, row) in save.result.writtenRows { rows[id] = (row, save.store) }
+            for (id, row) in save.result.writtenRows { rows[id] = (row, store) }
             vanished.formUnion(save.result.vanished)
         }
         let remap: (ObjectID) -> ObjectID = { permanent[$0] ?? $0 }

@@ -192,10 +192,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// it is registered: objects a fetch fills hold their columns already, and most are never
     /// turned back into faults, so a cache entry for each would only cost time.
     func retainCachedRow(_ object: ManagedObject, in store: PersistentStore) {
-        guard !object.objectID.isTemporaryID, object.cacheRetention == nil else { return }
+        guard !object.objectID.isTemporaryID, object.cacheRetention == nil, let cache = store.storage.objectRowCache else { return }
         let key = RowKey(object.objectID)
-        store.rowCache.retain(key)
-        object.cacheRetention = (store.rowCache, key)
+        cache.retain(key)
+        object.cacheRetention = (cache, key)
     }
 
     /// Takes `object` out of this context: forgotten by the identity map and the changed set,

@@ -30,7 +30,7 @@ extension ManagedObjectContext {
         for conflict in conflicts {
             guard let object = changed[conflict.objectID] ?? registeredObject(for: conflict.objectID) else { continue }
             let store = try store(for: conflict.objectID)
-            guard let stored = try store.row(for: conflict.objectID, maxAge: 0) else {
+            guard let stored = try store.storage.row(for: conflict.objectID, maxAge: 0) else {
                 detach(object)
                 continue
             }
@@ -77,7 +77,7 @@ extension ManagedObjectContext {
                 return
             case .objectTrumps, .overwrite:
                 let store = try store(for: existing)
-                guard let stored = try store.row(for: existing, maxAge: 0) else { continue }  // gone: the retry inserts
+                guard let stored = try store.storage.row(for: existing, maxAge: 0) else { continue }  // gone: the retry inserts
                 // The stored object's own instance here, if any, gives way to the inserted one.
                 if let registeredTwin = registeredObject(for: existing), registeredTwin !== object {
                     detach(registeredTwin)

@@ -134,26 +134,10 @@ extension ManagedObjectContext {
         }
         let maxAge: TimeInterval? = stalenessInterval < 0 ? nil : stalenessInterval
         for object in faults { retainCachedRow(object, in: store) }
-        var missing: [ManagedObject] = []
-        for (object, cached) in zip(faults, store.rowCache.lookup(faults.map { RowKey($0.objectID) }, maxAge: maxAge)) {
-            if let cached {
-                try? apply(cached, to: object, from: store)
-            } else {
-                missing.append(object)
-            }
-        }
-        guard !missing.isEmpty else { return }
         do {
-            let rows: [(ManagedObject, StoredRow)] = try store.database.view { tx in
-                store.rowCache.observe(snapshot: tx.snapshotID)
-                var found: [(ManagedObject, StoredRow)] = []
-                for (object, row) in zip(missing, try store.readRows(tx, missing.map(\.objectID))) {
-                    if let row { found.append((object, row)) }
-                }
-                store.rowCache.store(found.map { (RowKey($0.0.objectID), $0.1) }, snapshot: tx.snapshotID)
-                return found
-            }
-            for (object, row) in rows {
+            let rows = try store.storage.rows(for: faults.map(\.objectID), maxAge: maxAge)
+            for (object, row) in zip(faults, rows) {
+                guard let row else { continue }
                 try apply(row, to: object, from: store)
                 object.awakeFromFetch()
             }
@@ -179,7 +163,7 @@ extension ManagedObjectContext {
         if simple, let info = model.info(named: request.entityName) {
             // Keys only, straight from the row trees: no object or row is kept per result.
             for (index, store) in stores.enumerated() where store.holds(info) && (request.affectedStores.map { $0.contains { $0 === store } } ?? true) {
-                try store.forEachKey(info, includesSubentities: request.includesSubentities) { key, code in
+                try store.storage.forEachKey(info, includesSubentities: request.includesSubentities) { key, code in
                     ids.append(.init(key: key, code: code, store: Int32(index)))
                 }
             }
@@ -196,26 +180,5 @@ extension ManagedObjectContext {
         return FetchResults(ids: ids, stores: stores, unsaved: unsaved, model: model, context: self, batchSize: request.fetchBatchSize,
                             fillsBatches: request.includesPropertyValues,
                             prefetchPaths: request.relationshipKeyPathsForPrefetching.map { $0.split(separator: ".").map(String.init) })
-    }
-}
-
-extension PersistentStore {
-    /// Calls `body` with the primary key and entity code of every row of `info` (and its
-    /// sub-entities), reading only each row's header.
-    /// - Complexity: O(rows), no allocation per row.
-    func forEachKey(_ info: EntityInfo, includesSubentities: Bool, _ body: (Int64, UInt16) throws -> Void) throws {
-        do {
-            try database.view { tx in
-                try tx.tree(info.rowTree).forEachUnsafe { key, value in
-                    // Row keys are the 9-byte tuple of an int64; the entity code is in the header.
-                    guard let (pk, end) = TupleKey.integer(in: key, at: 0), end == key.count, let code = RowCodec.entityCode(ofRow: value) else {
-                        throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key or header")
-                    }
-                    let matches = includesSubentities ? info.descendantCodes.contains(code) : code == info.code
-                    if matches { try body(pk, code) }
-                    return true
-                }
-            }
-        } catch { throw storeError(error, path: path) }
     }
 }

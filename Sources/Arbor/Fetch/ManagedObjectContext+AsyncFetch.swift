@@ -8,7 +8,7 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator, let info = model?.info(named: request.entityName) else {
             throw ContextError.unknownEntity(request.entityName)
         }
-        return try searchedStores(request, info, coordinator).reduce(0) { $0 + (try $1.estimatedCount(info)) }
+        return try searchedStores(request, info, coordinator).reduce(0) { $0 + (try $1.storage.estimatedCount(info)) }
     }
 
     /// Runs `request` on the context's queue without blocking the caller (Core Data's

@@ -114,7 +114,6 @@ extension ManagedObjectContext {
         guard request.predicate == nil, request.havingPredicate == nil, request.propertiesToGroupBy.count == 1,
               request.sortDescriptors.isEmpty, !hasVisiblePendingChanges, request.includesSubentities,
               let relationship = info.relationship(named: request.propertiesToGroupBy[0]), relationship.kind == .toOne,
-              let tree = relationship.foreignKeyTree,
               properties.allSatisfy({ ($0.function == nil && $0.keyPath == relationship.description.name)
                   || ($0.function == .count && ($0.keyPath == "SELF" || $0.keyPath == relationship.description.name)) }),
               let coordinator = persistentStoreCoordinator, let model,
@@ -122,7 +121,7 @@ extension ManagedObjectContext {
         else { return nil }
         var dictionaries: [[String: Any]] = []
         for store in searchedStores(request, info, coordinator) {
-            for (owner, count) in try store.countByOwner(tree: tree, entity: info) {
+            for (owner, count) in try store.storage.countsByOwner(relationship, of: info) {
                 var dictionary: [String: Any] = [:]
                 for property in properties {
                     dictionary[property.name] = property.function == nil

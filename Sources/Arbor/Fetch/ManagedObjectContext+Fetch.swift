@@ -138,22 +138,17 @@ extension ManagedObjectContext {
         let followsRelationships = pending && (request.predicate.map { $0.followsRelationships(info) } ?? false)
         let storePredicate = pending && followsRelationships ? request.predicate?.ownColumnConjuncts(info) : request.predicate
         let stores = searchedStores(request, info, coordinator)
-        // A sort on one attribute with a limit can stop early when an index has that order.
-        var ordered: (attribute: String, ascending: Bool, count: Int)?
-        if request.fetchLimit > 0, request.sortDescriptors.count == 1, let sort = request.sortDescriptors.first,
-           sort.options.isEmpty, !sort.keyPath.contains("."), info.attribute(named: sort.keyPath) != nil, !pending,
-           stores.count == 1 {
-            ordered = (sort.keyPath, sort.ascending, max(request.fetchOffset, 0) + request.fetchLimit)
-        }
-        // Without a sort, one store's walk can stop at offset + limit rows.
-        var limit: Int?
-        if request.fetchLimit > 0, request.sortDescriptors.isEmpty, !pending, stores.count == 1 {
-            limit = max(request.fetchOffset, 0) + request.fetchLimit
+        var query = StoreQuery(entity: info, predicate: storePredicate, includesSubentities: request.includesSubentities,
+                               keyPaths: keyPaths, sortDescriptors: request.sortDescriptors,
+                               needsRows: request.includesPropertyValues && request.resultType != .objectIDs && request.resultType != .count,
+                               onProgress: onProgress)
+        // One store's rows are the answer (no pending change to merge, no other store's rows to
+        // interleave): it may stop once it has offset + limit of them in order.
+        if request.fetchLimit > 0, !pending, stores.count == 1 {
+            query.rowLimit = max(request.fetchOffset, 0) + request.fetchLimit
         }
         for store in stores {
-            let (rows, stats) = try store.fetchRows(info, predicate: storePredicate, includesSubentities: request.includesSubentities,
-                                                    keyPaths: keyPaths, ordered: ordered, limit: limit, onProgress: onProgress,
-                                                    needsRows: request.includesPropertyValues && request.resultType != .objectIDs && request.resultType != .count)
+            let (rows, stats) = try store.storage.fetch(query)
             // One store (the common case) hands its array over instead of copying it.
             if entries.isEmpty { entries = rows } else { entries.append(contentsOf: rows) }
             statistics.append(stats)

@@ -52,7 +52,7 @@ extension FetchedResultsControllerBase {
         guard !context.hasVisiblePendingChanges,
               let coordinator = context.persistentStoreCoordinator else { return nil }
         return try coordinator.persistentStores.map { store in
-            let version = try store.database.view { $0.snapshotID }
+            let version = try store.storage.dataVersion()
             return "\(store.identifier.uuidString):\(version)"
         }
     }

@@ -1,4 +1,3 @@
-import ArborEngine
 import Foundation
 
 /// Builds results from IDs in order and their section names.
@@ -86,7 +85,7 @@ extension FetchedResultsControllerBase {
         let sorts = fetchRequest.sortDescriptors
         let path = sorts[0].keyPath.split(separator: ".").map(String.init)
         guard path.count == 2, let relationship = info.relationship(named: path[0]), relationship.kind == .toOne,
-              !relationship.description.isOptional, let foreignKeys = relationship.foreignKeyTree,
+              !relationship.description.isOptional, relationship.foreignKeyTree != nil,
               let destination = model.info(named: relationship.destinationName), destination.attribute(named: path[1]) != nil,
               sorts.count <= 2 else { return nil }
         // The members' order within one destination: primary key, or an attribute through an index.
@@ -115,8 +114,9 @@ extension FetchedResultsControllerBase {
                 guard let storeIndex = owner.id.storeIdentifier.flatMap({ builder.storeIndex[$0] }) else { continue }
                 let store = stores[Int(storeIndex)]
                 guard store.holds(info) else { continue }
-                let tree = memberIndex?.tree ?? foreignKeys
-                try store.scanMembers(tree: tree, owner: owner.id.primaryKey, codes: codes, root: info.rootCode, withOrder: memberIndex != nil) { order, key, code in
+                guard let reader = store.storage.indexOrder else { return nil }
+                try reader.forEachMember(through: relationship, owner: owner.id.primaryKey, orderedBy: memberIndex, codes: codes,
+                                         root: info.rootCode) { order, key, code in
                     members.append((order, key, code, storeIndex))
                 }
             }
@@ -147,60 +147,15 @@ extension FetchedResultsControllerBase {
         let codes = fetchRequest.includesSubentities ? info.descendantCodes : [info.code]
         var builder = ResultsBuilder(stores: stores, model: model)
         guard let storeIndex = builder.storeIndex[store.identifier] else { return nil }
+        guard let reader = store.storage.indexOrder else { return nil }
         var previous: [UInt8]?
-        try store.scanIndex(tree: index.tree, codes: codes, root: info.rootCode) { component, key, code in
-            if component != previous {
-                let value: AttributeValue
-                switch try TupleKey.decode(component).first {
-                case .string(let text): value = .string(text)
-                case .int64(let number), .integer(let number): value = .int(number)
-                default: value = .null
-                }
+        try reader.forEachEntry(of: index, codes: codes, root: info.rootCode) { value, sortKey, key, code in
+            if sortKey != previous {
                 try builder.enter(sectionName(value))
-                previous = component
+                previous = sortKey
             }
             builder.append(key: key, code: code, store: storeIndex)
         }
         return builder.finish(sectioned: true)
-    }
-}
-
-extension PersistentStore {
-    /// Calls `body` for each entry of `tree` whose key starts with `owner` and whose row is of
-    /// one of `codes`: the bytes between the owner and the primary key (an index's attribute,
-    /// when `withOrder`; empty otherwise), the primary key and the entity code.
-    func scanMembers(tree: String, owner: Int64, codes: Set<UInt16>, root: UInt16, withOrder: Bool,
-                     _ body: ([UInt8], Int64, UInt16) throws -> Void) throws {
-        do {
-            try database.view { tx in
-                try tx.tree(tree).forEachUnsafe(in: .prefix(keys.ownerPrefix(owner))) { key, value in
-                    guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start),
-                          let ownerEnd = TupleKey.integer(in: key, at: 0)?.end, ownerEnd <= start,
-                          let code = keys.entryCode(from: value, root: root) else {
-                        throw StoreError.corruptRow(location: tree, detail: "malformed index entry")
-                    }
-                    // The order component lies between the owner and the member.
-                    if codes.contains(code) { try body(withOrder ? Array(key[ownerEnd..<start]) : [], pk, code) }
-                    return true
-                }
-            }
-        } catch { throw storeError(error, path: path) }
-    }
-
-    /// Calls `body` for each entry of the single-column index `tree` whose row is of one of
-    /// `codes`, in key order: the encoded value, the primary key and the entity code.
-    func scanIndex(tree: String, codes: Set<UInt16>, root: UInt16, _ body: ([UInt8], Int64, UInt16) throws -> Void) throws {
-        do {
-            try database.view { tx in
-                try tx.tree(tree).forEachUnsafe { key, value in
-                    guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start),
-                          let code = keys.entryCode(from: value, root: root) else {
-                        throw StoreError.corruptRow(location: tree, detail: "malformed index entry")
-                    }
-                    if codes.contains(code) { try body(Array(key[0..<start]), pk, code) }
-                    return true
-                }
-            }
-        } catch { throw storeError(error, path: path) }
     }
 }

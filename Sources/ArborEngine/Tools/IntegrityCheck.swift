@@ -72,6 +72,9 @@ public struct IntegrityReport: Sendable, CustomStringConvertible {
     public var treesChecked = 0
     public var entriesChecked: UInt64 = 0
 
+    /// An empty report: no problem, nothing checked yet.
+    public init() {}
+
     /// True when no problem was found.
     public var isSound: Bool { problems.isEmpty }
 

@@ -93,13 +93,13 @@ extension PersistentStoreCoordinator {
         case .objectIDs(let ids):
             let strays = ids.filter { $0.info.rootCode != info.rootCode || ($0.storeIdentifier != nil && $0.storeIdentifier != store.identifier) }
             guard strays.isEmpty else {
-                throw ValidationError(failures: strays.prefix(PersistentStore.batchFailureLimit).map {
+                throw ValidationError(failures: strays.prefix(BatchRequestLimits.failures).map {
                     ValidationFailure(objectID: $0, entity: $0.entityName, key: "",
                                       kind: .invalidValue("a batch delete by IDs takes objects of one store and of \(info.name)'s hierarchy"))
                 })
             }
         }
-        return try store.batchDelete(info, request)
+        return try store.storage.batchDelete(info, request)
     }
 }
 

@@ -178,3 +178,38 @@ public struct BatchInsertObject {
         }
     }
 }
+
+/// Problems one failed batch request reports at most.
+enum BatchRequestLimits {
+    static let failures = 100
+}
+
+extension PersistentStoreCoordinator {
+    /// Inserts the objects of `request` into the store that holds its entity, in one
+    /// transaction, bypassing contexts (see `BatchInsertRequest`).
+    ///
+    /// - Complexity: O(n log n) for n objects: rows are appended in primary-key order and each
+    ///   index's entries are sorted before they are inserted, a chunk of objects at a time.
+    /// - Throws: `ContextError.unknownEntity`; `ValidationError` listing the objects (by
+    ///   `batchIndex`) with an unknown key, a value of the wrong type, a missing required value,
+    ///   a reference to an object that is not stored, or a uniqueness violation;
+    ///   `StoreError.noStoreForEntity`, `.readOnlyStore`; errors thrown by the handler.
+    ///   Nothing is stored when it throws.
+    public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
+        guard let info = managedObjectModel.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        guard !info.isAbstract else {
+            throw ValidationError(failures: [ValidationFailure(objectID: nil, entity: info.name, key: "", kind: .abstractEntity)])
+        }
+        guard let store = persistentStores.first(where: { $0.holds(info) }) else { throw StoreError.noStoreForEntity(info.name) }
+        return try store.storage.batchInsert(info, request)
+    }
+}
+
+extension ManagedObjectContext {
+    /// Runs a batch insert through the context's coordinator (see
+    /// `PersistentStoreCoordinator.execute(_:)`). The context's objects are not changed.
+    public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
+        guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore }
+        return try coordinator.execute(request)
+    }
+}

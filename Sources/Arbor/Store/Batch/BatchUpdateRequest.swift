@@ -80,7 +80,7 @@ extension PersistentStoreCoordinator {
     public func execute(_ request: BatchUpdateRequest) throws -> BatchUpdateResult {
         let (info, store) = try batchTarget(request.entityName)
         if let predicate = request.predicate { try PredicateChecker(model: managedObjectModel).check(predicate, entity: info) }
-        return try store.batchUpdate(info, request)
+        return try store.storage.batchUpdate(info, request)
     }
 
     /// The entity a batch request names and the store holding it.

@@ -1,6 +1,6 @@
 import ArborEngine
 
-extension PersistentStore {
+extension BTreeStore {
     /// The primary keys (ascending, distinct) of the rows that have an entry beginning with
     /// every probe of `search`, rarest probe first; nil when the search is not exact and even
     /// the rarest probe's entries outnumber a quarter of the entity's rows (`rowCount`), where

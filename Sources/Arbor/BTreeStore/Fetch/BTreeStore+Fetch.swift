@@ -87,7 +87,7 @@ public struct FetchStatistics: Equatable, Sendable {
     }
 }
 
-extension PersistentStore {
+extension BTreeStore {
     /// The rows of `info` (and its sub-entities when asked) that satisfy `predicate`, read in
     /// one snapshot, with the sort keys of `sortDescriptors`.
     /// - Complexity: O(log n + rows examined); a scan when no index covers the predicate.

@@ -39,7 +39,7 @@ struct QueryPlan: CustomStringConvertible {
     var description: String {
         switch access {
         case .scan:
-            // Conditions only when a text search gave way to the scan (see `PersistentStore.textCandidates`).
+            // Conditions only when a text search gave way to the scan (see `BTreeStore.textCandidates`).
             return "SCAN \(entity.rowTree)" + (usedConditions.isEmpty ? "" : " (\(usedConditions.map(\.description).joined(separator: "; ")))")
         case .text(let search):
             return "SEARCH \(search.index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
@@ -129,7 +129,7 @@ enum QueryPlanner {
         func contains(slot: Int) -> Bool { entries.contains { $0.slot == slot } }
     }
 
-    static func plan(_ predicate: ObjectPredicate?, for info: EntityInfo, store: PersistentStore) -> QueryPlan {
+    static func plan(_ predicate: ObjectPredicate?, for info: EntityInfo, store: BTreeStore) -> QueryPlan {
         guard let predicate else { return QueryPlan(entity: info, access: .scan, usedConditions: []) }
         // Each conjunct's column condition is worked out once and shared by every step below.
         let parts = conjuncts(predicate)
@@ -186,7 +186,7 @@ enum QueryPlanner {
     /// Properties that conditions of `predicate` could bound, for an index hint: equality
     /// columns first (in predicate order), then the first range column. Worked out only when a
     /// fetch read many more rows than matched.
-    static func conditionKeys(_ predicate: ObjectPredicate?, for info: EntityInfo, store: PersistentStore) -> [String] {
+    static func conditionKeys(_ predicate: ObjectPredicate?, for info: EntityInfo, store: BTreeStore) -> [String] {
         guard let predicate else { return [] }
         let parts = conjuncts(predicate)
         var equalities: [String] = [], ranges: [String] = []
@@ -202,7 +202,7 @@ enum QueryPlanner {
     }
 
     /// The column condition each of `parts` states (nil where it states none), in order.
-    static func statedConditions(_ parts: [ObjectPredicate], info: EntityInfo, store: PersistentStore) -> [(Int, Condition)?] {
+    static func statedConditions(_ parts: [ObjectPredicate], info: EntityInfo, store: BTreeStore) -> [(Int, Condition)?] {
         parts.map { conjunct in
             guard case .comparison(let comparison) = conjunct else { return nil }
             return condition(comparison, info: info, store: store)

@@ -1,7 +1,7 @@
 import ArborEngine
 import Foundation
 
-extension PersistentStore {
+extension BTreeStore {
     /// Writes a context's changes in one engine transaction, up to the commit: the returned
     /// `PreparedSave` holds the store's write lock until it is committed or aborted.
     ///
@@ -10,7 +10,7 @@ extension PersistentStore {
     /// index and join entry; bumps the version of each written row.
     /// - Throws: `ValidationError` listing every uniqueness violation, `StoreError.conflicts`
     ///   listing every changed row, `.readOnlyStore`, or engine errors; nothing is written then.
-    func prepareSave(_ request: SaveRequest) throws -> PreparedSave {
+    func prepareSave(_ request: SaveRequest) throws -> any PreparedStoreSave {
         guard !isReadOnly else { throw StoreError.readOnlyStore(path: path) }
         do {
             let tx = try database.beginWrite()
@@ -29,12 +29,12 @@ extension PersistentStore {
 /// A save written to a store's transaction but not yet committed (the first phase of a save
 /// across stores).
 final class PreparedSave {
-    let store: PersistentStore
+    let store: BTreeStore
     let tx: WriteTransaction
     let deleted: [RowKey]
     let result: SaveResult
 
-    init(store: PersistentStore, tx: WriteTransaction, deleted: [RowKey], result: SaveResult) {
+    init(store: BTreeStore, tx: WriteTransaction, deleted: [RowKey], result: SaveResult) {
         self.store = store
         self.tx = tx
         self.deleted = deleted
@@ -51,7 +51,7 @@ final class PreparedSave {
     func abort() { tx.abort() }
 }
 
-/// The work of one save transaction (see `PersistentStore.save`).
+/// The work of one save transaction (see `BTreeStore.save`).
 final class SaveWriter {
     struct OrderKey: Hashable {
         var slot: Int
@@ -63,7 +63,7 @@ final class SaveWriter {
         var owner: Int64
     }
 
-    let store: PersistentStore
+    let store: BTreeStore
     let tx: WriteTransaction
     // The state below is touched for every row a save or batch request writes. A writer serves
     // one save on one thread, and no access to it outlives a call: exempt from the runtime's
@@ -111,7 +111,7 @@ final class SaveWriter {
     var failures: [ValidationFailure] = []
     var conflicts: [SaveConflict] = []
 
-    init(store: PersistentStore, tx: WriteTransaction) {
+    init(store: BTreeStore, tx: WriteTransaction) {
         self.store = store
         self.tx = tx
     }
@@ -352,7 +352,7 @@ final class SaveWriter {
     }
 
     /// Whether the index and foreign-key changes collected and not yet applied have reached
-    /// `PersistentStore.indexChangeBudget` changes or `indexByteBudget` bytes (a buffer of
+    /// `BTreeStore.indexChangeBudget` changes or `indexByteBudget` bytes (a buffer of
     /// changes stays far below the 2 GiB its offsets can address), counting those a batch
     /// insert's second thread made (`TextTermWorker`).
     var indexChangesAreDue: Bool {
@@ -365,7 +365,7 @@ final class SaveWriter {
             count += changes.count
             bytes += changes.byteCount
         }
-        return count >= PersistentStore.indexChangeBudget || bytes >= PersistentStore.indexByteBudget
+        return count >= BTreeStore.indexChangeBudget || bytes >= BTreeStore.indexByteBudget
     }
 
     /// Applies the collected index and foreign-key changes (of the indexes `only` accepts).

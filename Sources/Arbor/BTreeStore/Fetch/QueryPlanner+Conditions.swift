@@ -6,7 +6,7 @@ extension QueryPlanner {
     /// The column condition `conjunct` states when tuple order decides it exactly as the
     /// predicate does (see `residual`): then checking the condition on a column's
     /// value, in a key or in a row, is evaluating the conjunct.
-    static func exactCondition(_ conjunct: ObjectPredicate, info: EntityInfo, store: PersistentStore) -> (Int, Condition)? {
+    static func exactCondition(_ conjunct: ObjectPredicate, info: EntityInfo, store: BTreeStore) -> (Int, Condition)? {
         guard case .comparison(let comparison) = conjunct,
               let (slot, condition) = condition(comparison, info: info, store: store),
               isExact(comparison, condition, info: info) else { return nil }
@@ -71,7 +71,7 @@ extension QueryPlanner {
 
     /// The column condition a comparison states, when it compares a stored column of the
     /// entity with constants.
-    static func condition(_ comparison: Comparison, info: EntityInfo, store: PersistentStore) -> (Int, Condition)? {
+    static func condition(_ comparison: Comparison, info: EntityInfo, store: BTreeStore) -> (Int, Condition)? {
         guard comparison.modifier == .direct else { return nil }
         var op = comparison.op
         var keyExpression = comparison.left, constant = comparison.right

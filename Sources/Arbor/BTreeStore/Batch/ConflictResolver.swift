@@ -22,7 +22,7 @@ struct ConflictResolver {
         var batchIndex: Int
     }
 
-    let store: PersistentStore
+    let store: BTreeStore
     let tx: WriteTransaction
     let info: EntityInfo
     /// The constraint's unique index; nil with `.error` (conflicts are the uniqueness check's).
@@ -40,7 +40,7 @@ struct ConflictResolver {
     private(set) var ignoredCount = 0
     private(set) var failures: [ValidationFailure] = []
 
-    init(store: PersistentStore, tx: WriteTransaction, info: EntityInfo, index: EntityInfo.Index?, rule: BatchInsertRequest.ConflictRule) {
+    init(store: BTreeStore, tx: WriteTransaction, info: EntityInfo, index: EntityInfo.Index?, rule: BatchInsertRequest.ConflictRule) {
         self.store = store
         self.tx = tx
         self.info = info

@@ -91,7 +91,7 @@ extension ManagedObjectModel {
     public var entityNames: [String] { infos.map(\.name) }
 }
 
-extension PersistentStore {
+extension BTreeStore {
     /// Writes a compacted copy of the store to `url` (SQLite's `VACUUM INTO`): no free pages,
     /// leaves packed full. With `compress`, leaves are LZ4-compressed and the copy opens
     /// read-only — the form in which to ship a pre-built store with an app. `url` is either the
@@ -100,7 +100,7 @@ extension PersistentStore {
     /// - Throws: `StoreError` for I/O errors or a damaged source.
     /// - Complexity: O(entries); reads the newest snapshot once (writers are not blocked).
     @discardableResult
-    public func compact(to url: URL, compress: Bool = false) throws -> (sourceBytes: UInt64, compactedBytes: UInt64) {
+    func compact(to url: URL, compress: Bool) throws -> (sourceBytes: UInt64, compactedBytes: UInt64) {
         do {
             let report = try database.compact(to: url.path, compress: compress)
             return (report.sourceBytes, report.compactedBytes)

@@ -15,7 +15,7 @@ final class MemberProbePlan {
     /// left (the window of a (stop, departureTime) index): the first entry is the answer.
     let residual: ObjectPredicate?
 
-    init?(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate, store: PersistentStore) {
+    init?(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate, store: BTreeStore) {
         guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName),
               let inverse = destination.relationship(named: relationship.description.inverse),
               let index = destination.indexes.first(where: { $0.slots.count >= 2 && $0.slots[0] == inverse.slot && !$0.isForeignKey && !$0.isText })

@@ -59,7 +59,7 @@ extension QueryPlanner {
     /// store and hierarchy, and the conjunct's position. IDs of other stores, other
     /// hierarchies and unsaved objects name no row here; a list holding something other than
     /// constants and objects is not planned.
-    static func selfKeys(_ parts: [ObjectPredicate], info: EntityInfo, store: PersistentStore) -> (RowKeys, position: Int)? {
+    static func selfKeys(_ parts: [ObjectPredicate], info: EntityInfo, store: BTreeStore) -> (RowKeys, position: Int)? {
         for (position, conjunct) in parts.enumerated() {
             guard case .comparison(let comparison) = conjunct, comparison.modifier == .direct, comparison.options.isEmpty else { continue }
             var items: [PredicateExpression]
@@ -92,7 +92,7 @@ extension QueryPlanner {
     /// an object without the related object would meet them and is found by no search.
     /// `score`: how selective the condition is, on the scale of `ranges(for:_:)` (a search
     /// through a relationship is chosen over one of the entity's own indexes that scores less).
-    static func relatedSearch(_ parts: [ObjectPredicate], info: EntityInfo, store: PersistentStore)
+    static func relatedSearch(_ parts: [ObjectPredicate], info: EntityInfo, store: BTreeStore)
         -> (RelatedSearch, exact: Bool, position: Int, score: Int)? {
         for (position, conjunct) in parts.enumerated() {
             guard case .comparison(let comparison) = conjunct else { continue }

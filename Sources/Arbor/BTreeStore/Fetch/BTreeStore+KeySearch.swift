@@ -2,7 +2,7 @@ import ArborEngine
 
 /// The reading side of `QueryPlanner+Keys`: rows looked up by key, and the keys a related
 /// entity's index search leads to.
-extension PersistentStore {
+extension BTreeStore {
     /// Calls `body` with each key of `keys` (ascending) whose row exists in `tree`, and the
     /// row's stored bytes in place, until it returns false. One cursor moves forward through
     /// the keys, so keys close together cost a search in a leaf each.

@@ -1,6 +1,6 @@
 import ArborEngine
 
-extension PersistentStore {
+extension BTreeStore {
     /// Checks that the object graph's derived trees agree with its rows: every index and
     /// foreign-key tree holds exactly the entries the rows give (keys and entity codes), and
     /// every join entry has its mirror on the other side and rows at both ends. Returns the

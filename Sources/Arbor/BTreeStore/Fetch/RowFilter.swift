@@ -54,7 +54,7 @@ final class RowFilter {
         }
     }
 
-    init?(_ predicate: ObjectPredicate, info: EntityInfo, store: PersistentStore) {
+    init?(_ predicate: ObjectPredicate, info: EntityInfo, store: BTreeStore) {
         var tests: [(slot: Int, condition: QueryPlanner.Condition)] = []
         for conjunct in QueryPlanner.conjuncts(predicate) {
             guard let (slot, condition) = QueryPlanner.exactCondition(conjunct, info: info, store: store) else { return nil }

@@ -1,42 +1,10 @@
 import ArborEngine
 import Foundation
 
-extension PersistentStoreCoordinator {
-    /// Inserts the objects of `request` into the store that holds its entity, in one
-    /// transaction, bypassing contexts (see `BatchInsertRequest`).
-    ///
-    /// - Complexity: O(n log n) for n objects: rows are appended in primary-key order and each
-    ///   index's entries are sorted before they are inserted, a chunk of objects at a time.
-    /// - Throws: `ContextError.unknownEntity`; `ValidationError` listing the objects (by
-    ///   `batchIndex`) with an unknown key, a value of the wrong type, a missing required value,
-    ///   a reference to an object that is not stored, or a uniqueness violation;
-    ///   `StoreError.noStoreForEntity`, `.readOnlyStore`; errors thrown by the handler.
-    ///   Nothing is stored when it throws.
-    public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
-        guard let info = managedObjectModel.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
-        guard !info.isAbstract else {
-            throw ValidationError(failures: [ValidationFailure(objectID: nil, entity: info.name, key: "", kind: .abstractEntity)])
-        }
-        guard let store = persistentStores.first(where: { $0.holds(info) }) else { throw StoreError.noStoreForEntity(info.name) }
-        return try store.batchInsert(info, request)
-    }
-}
-
-extension ManagedObjectContext {
-    /// Runs a batch insert through the context's coordinator (see
-    /// `PersistentStoreCoordinator.execute(_:)`). The context's objects are not changed.
-    public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
-        guard let coordinator = persistentStoreCoordinator else { throw ContextError.noPersistentStore }
-        return try coordinator.execute(request)
-    }
-}
-
-extension PersistentStore {
+extension BTreeStore {
     /// Objects written per `SaveWriter` run: bounds the memory of the per-save bookkeeping
     /// (the transaction's dirty pages still grow with the whole request).
     static let batchChunk = 16_384
-    /// Problems reported by one failed batch insert at most.
-    static let batchFailureLimit = 100
 
     func batchInsert(_ info: EntityInfo, _ request: BatchInsertRequest, chunkSize: Int = batchChunk) throws -> BatchInsertResult {
         guard !isReadOnly else { throw StoreError.readOnlyStore(path: path) }
@@ -90,7 +58,7 @@ extension PersistentStore {
                         if constraint == nil { failures.append(contentsOf: completed.missingValues(info, columns: completed.columns, id: nil)) }
                         chunk.append(completed)
                         count += 1
-                        if failures.count >= Self.batchFailureLimit { break }
+                        if failures.count >= BatchRequestLimits.failures { break }
                     }
                     if !failures.isEmpty { throw ValidationError(failures: failures) }
                     guard !chunk.isEmpty else { break }
@@ -218,7 +186,7 @@ struct CompletedObject {
 struct BatchReferenceChecker {
     private var found: [UInt16: Set<Int64>] = [:]
 
-    mutating func exists(_ id: ObjectID, in store: PersistentStore, tx: WriteTransaction) throws -> Bool {
+    mutating func exists(_ id: ObjectID, in store: BTreeStore, tx: WriteTransaction) throws -> Bool {
         guard id.storeIdentifier == store.identifier else { return false }
         if found[id.info.rootCode]?.contains(id.primaryKey) == true { return true }
         guard try store.readRow(tx, id) != nil else { return false }

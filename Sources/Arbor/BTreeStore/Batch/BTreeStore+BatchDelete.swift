@@ -6,7 +6,7 @@ import Foundation
 /// order with the rest of its cascade level, and what its removal takes — its row, index and
 /// foreign-key entries — is gathered then, so no row is kept.
 struct DeletionPlan {
-    let store: PersistentStore
+    let store: BTreeStore
     let tx: WriteTransaction
     /// The rows to delete, by concrete entity: primary keys in the order found.
     private(set) var doomed: [ObjectIdentifier: (info: EntityInfo, keys: [Int64])] = [:]
@@ -27,7 +27,7 @@ struct DeletionPlan {
     private(set) var touched: [ObjectID] = []
     private(set) var failures: [ValidationFailure] = []
 
-    init(store: PersistentStore, tx: WriteTransaction) {
+    init(store: BTreeStore, tx: WriteTransaction) {
         self.store = store
         self.tx = tx
     }
@@ -135,7 +135,7 @@ struct DeletionPlan {
     }
 }
 
-extension PersistentStore {
+extension BTreeStore {
     func batchDelete(_ info: EntityInfo, _ request: BatchDeleteRequest) throws -> BatchDeleteResult {
         guard !isReadOnly else { throw StoreError.readOnlyStore(path: path) }
         var named: [ObjectID] = []
@@ -159,7 +159,7 @@ extension PersistentStore {
                 plan = DeletionPlan(store: self, tx: tx)
                 try plan.collect(named)
                 try plan.settle()
-                if !plan.failures.isEmpty { throw ValidationError(failures: Array(plan.failures.prefix(Self.batchFailureLimit))) }
+                if !plan.failures.isEmpty { throw ValidationError(failures: Array(plan.failures.prefix(BatchRequestLimits.failures))) }
                 try write(plan, tx)
                 try tx.commit()
                 rowCache.applyBatch(changed: plan.doomedIDs(store: identifier), snapshot: tx.transactionID)

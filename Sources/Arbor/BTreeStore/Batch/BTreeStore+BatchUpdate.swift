@@ -122,7 +122,7 @@ struct UpdateAssignment {
     }
 }
 
-extension PersistentStore {
+extension BTreeStore {
     /// Rows read, computed and written per step of a batch update: bounds the rows held in
     /// memory at once (the transaction's dirty pages still grow with the whole request).
     static let updateChunk = 16_384
@@ -184,7 +184,7 @@ extension PersistentStore {
                                 try writer.patchRow(id, old: row, replacements: replacements, changed: changedSlots)
                                 changed.insert(store: identifier, info: concrete, key: key)
                             }
-                            return failures.count < Self.batchFailureLimit
+                            return failures.count < BatchRequestLimits.failures
                         }
                         var columns = row.columns.values
                         var differs = false
@@ -193,7 +193,7 @@ extension PersistentStore {
                             if assignment.slot < columns.count && columns[assignment.slot] != row.columns[assignment.slot] { differs = true }
                         }
                         if differs { rows.append((id, row, columns)) }
-                        return failures.count < Self.batchFailureLimit
+                        return failures.count < BatchRequestLimits.failures
                     }
                     if !failures.isEmpty { throw ValidationError(failures: failures) }
                     // Written after the chunk was read: writing moves the cursor's pages.

@@ -1,0 +1,84 @@
+import ArborEngine
+import Foundation
+
+/// The B-tree store's side of the seam (`StoreStorage`): reads in one snapshot each, through
+/// the row cache where a row may be cached.
+extension BTreeStore {
+    var objectRowCache: RowCache? { rowCache }
+
+    /// Cached rows first; the others in one snapshot, in key order (`visitRows`), then cached.
+    func rows(for ids: [ObjectID], maxAge: TimeInterval?) throws -> [StoredRow?] {
+        var rows = rowCache.lookup(ids.map(RowKey.init), maxAge: maxAge)
+        let missing = rows.indices.filter { rows[$0] == nil }
+        guard !missing.isEmpty else { return rows }
+        do {
+            try database.view { tx in
+                rowCache.observe(snapshot: tx.snapshotID)
+                var found: [(RowKey, StoredRow)] = []
+                for (position, row) in zip(missing, try readRows(tx, missing.map { ids[$0] })) {
+                    guard let row else { continue }
+                    rows[position] = row
+                    found.append((RowKey(ids[position]), row))
+                }
+                rowCache.store(found, snapshot: tx.snapshotID)
+            }
+        } catch { throw storeError(error, path: path) }
+        return rows
+    }
+
+    /// Plans and runs `query`. A sort on one attribute with a row limit walks an index with
+    /// that order when the planner found no better access, and stops once the rows are in;
+    /// without a sort, the walk stops at the row limit.
+    func fetch(_ query: StoreQuery) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
+        var ordered: (attribute: String, ascending: Bool, count: Int)?
+        var limit: Int?
+        if let rowLimit = query.rowLimit {
+            if query.sortDescriptors.isEmpty {
+                limit = rowLimit
+            } else if query.sortDescriptors.count == 1, let sort = query.sortDescriptors.first, sort.options.isEmpty,
+                      !sort.keyPath.contains("."), query.entity.attribute(named: sort.keyPath) != nil {
+                ordered = (sort.keyPath, sort.ascending, rowLimit)
+            }
+        }
+        return try fetchRows(query.entity, predicate: query.predicate, includesSubentities: query.includesSubentities,
+                             keyPaths: query.keyPaths, ordered: ordered, limit: limit, onProgress: query.onProgress,
+                             needsRows: query.needsRows)
+    }
+
+    /// Calls `body` with the primary key and entity code of every row of `info` (and its
+    /// sub-entities), reading only each row's header.
+    /// - Complexity: O(rows), no allocation per row.
+    func forEachKey(_ info: EntityInfo, includesSubentities: Bool, _ body: (Int64, UInt16) throws -> Void) throws {
+        do {
+            try database.view { tx in
+                try tx.tree(info.rowTree).forEachUnsafe { key, value in
+                    // Row keys are the 9-byte tuple of an int64; the entity code is in the header.
+                    guard let (pk, end) = TupleKey.integer(in: key, at: 0), end == key.count, let code = RowCodec.entityCode(ofRow: value) else {
+                        throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key or header")
+                    }
+                    let matches = includesSubentities ? info.descendantCodes.contains(code) : code == info.code
+                    if matches { try body(pk, code) }
+                    return true
+                }
+            }
+        } catch { throw storeError(error, path: path) }
+    }
+
+    /// From the relationship's foreign-key index alone (no row is read).
+    func countsByOwner(_ relationship: EntityInfo.Relationship, of entity: EntityInfo) throws -> [(owner: Int64, count: Int)] {
+        guard let tree = relationship.foreignKeyTree else { return [] }
+        return try countByOwner(tree: tree, entity: entity)
+    }
+
+    func dataVersion() throws -> UInt64 {
+        do { return try database.view { $0.snapshotID } } catch { throw storeError(error, path: path) }
+    }
+
+    var indexOrder: (any IndexOrderReading)? { self }
+
+    func batchInsert(_ info: EntityInfo, _ request: BatchInsertRequest) throws -> BatchInsertResult {
+        try batchInsert(info, request, chunkSize: Self.batchChunk)
+    }
+}
+
+extension PreparedSave: PreparedStoreSave {}
