@@ -60,10 +60,12 @@ public final class GraphDifferential {
     /// `childContext`: the operations run in a child context, whose saves push into a root
     /// context that saves to the store at random times. `options` open the store the first
     /// time (later opens read the file as it is).
-    public init(childContext: Bool = false, options: PersistentStore.Options = PersistentStore.Options()) throws {
+    /// `inMemory`: the store is an in-memory store (its committed state is checked through a
+    /// second coordinator over the same store instead of a reopened file).
+    public init(childContext: Bool = false, options: PersistentStore.Options = PersistentStore.Options(), inMemory: Bool = false) throws {
         model = try GraphModel.make()
         file = SimulatedFile()
-        store = try PersistentStore(file: file, model: model, options: options)
+        store = inMemory ? try PersistentStore(inMemoryWith: model, options: options) : try PersistentStore(file: file, model: model, options: options)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.add(store)
         let first = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
@@ -279,7 +281,7 @@ public final class GraphDifferential {
 
     func checkCommitted() throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let reopened = try PersistentStore(file: SimulatedFile(bytes: file.currentBytes), model: model)
+        let reopened = store.type == .inMemory ? store : try PersistentStore(file: SimulatedFile(bytes: file.currentBytes), model: model)
         try coordinator.add(reopened)
         let fresh = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         try fresh.performAndWait {

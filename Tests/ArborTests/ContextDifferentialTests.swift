@@ -19,6 +19,31 @@ struct ContextDifferentialTests {
     }
 }
 
+@Suite("Context operations on an in-memory store against a reference object graph")
+struct InMemoryContextDifferentialTests {
+    @Test("random insert, relate, reorder, delete, save, rollback, refresh and reset on an in-memory store", arguments: 0..<8)
+    func randomOperations(seed: UInt64) throws {
+        let runner = try GraphDifferential(inMemory: true)
+        var source = ByteSource(seed: 0xA5B0 &+ seed)
+        do {
+            try runner.run(&source, steps: 400)
+        } catch let mismatch as GraphDifferential.Mismatch {
+            Issue.record("seed \(seed): \(mismatch.description)")
+        }
+    }
+
+    @Test("the same operations in a child context over an in-memory store", arguments: 0..<4)
+    func randomOperationsInChild(seed: UInt64) throws {
+        let runner = try GraphDifferential(childContext: true, inMemory: true)
+        var source = ByteSource(seed: 0xC41D &+ seed)
+        do {
+            try runner.run(&source, steps: 400)
+        } catch let mismatch as GraphDifferential.Mismatch {
+            Issue.record("seed \(seed): \(mismatch.description)")
+        }
+    }
+}
+
 @Suite("A child context against a reference object graph")
 struct ChildContextDifferentialTests {
     @Test("the same random operations in a child context, saved into its parent and, at random, to the store", arguments: 0..<16)

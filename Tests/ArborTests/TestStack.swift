@@ -14,14 +14,16 @@ final class TestStack {
 
     /// A stack over a new file; `keyFormat` 1 makes the file older versions wrote;
     /// `cacheBytes` sizes the store's page cache.
-    init(model: ManagedObjectModel? = nil, keyFormat: UInt8? = nil, cacheBytes: Int? = nil) throws {
+    /// `inMemory`: the store is an in-memory store instead of a file.
+    init(model: ManagedObjectModel? = nil, keyFormat: UInt8? = nil, cacheBytes: Int? = nil, inMemory: Bool = false) throws {
         let model = try model ?? Fixtures.fullModel()
         self.model = model
         coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         var options = PersistentStore.Options()
         if let keyFormat { options.keyFormat = keyFormat }
         if let cacheBytes { options.cacheBytes = cacheBytes }
-        store = try coordinator.addPersistentStore(at: directory.file("store.arbor"), options: options)
+        store = inMemory ? try coordinator.addPersistentStore(with: .inMemory())
+            : try coordinator.addPersistentStore(at: directory.file("store.arbor"), options: options)
     }
 
     deinit { directory.remove() }

@@ -242,21 +242,10 @@ final class SaveWriter {
             vanished.append(update.id)  // deleted by another writer: the store wins
             return
         }
-        let mine = columns(of: update, id: update.id)
-        var merged = stored.columns.values
-        switch policy {
-        case .error, .overwrite:
-            merged = mine
-        case .objectTrumps:
-            for slot in update.changedSlots where slot < merged.count && slot < mine.count { merged[slot] = mine[slot] }
-        case .storeTrumps:
-            // Keep a change only where the other writer left the value as this context read it.
-            let read = update.readColumns.map { columns(of: SaveRequest.RowWrite(id: update.id, columns: $0), id: update.id) } ?? []
-            for slot in update.changedSlots where slot < merged.count && slot < mine.count && slot < read.count && merged[slot] == read[slot] {
-                merged[slot] = mine[slot]
-            }
-        case .rollback:
-            written[update.id] = stored  // unchanged; the context takes the stored row
+        let read = update.readColumns.map { columns(of: SaveRequest.RowWrite(id: update.id, columns: $0), id: update.id) } ?? []
+        guard let merged = policy.mergedColumns(stored: stored.columns.values, mine: columns(of: update, id: update.id), read: read,
+                                                changedSlots: update.changedSlots) else {
+            written[update.id] = stored  // rollback: unchanged; the context takes the stored row
             return
         }
         try writeRow(update.id, columns: merged, old: stored)

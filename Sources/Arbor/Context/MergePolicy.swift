@@ -21,6 +21,30 @@ public enum MergePolicy: Sendable, Equatable {
     case rollback
 }
 
+extension MergePolicy {
+    /// The row an update in conflict writes, inside the store's write transaction: `stored` is
+    /// the row as another writer left it, `mine` this context's row, `read` the row as this
+    /// context read it, `changedSlots` the columns it changed. Nil for `.rollback` (the stored
+    /// row stays). Every store applies this one rule.
+    func mergedColumns(stored: [ColumnValue], mine: [ColumnValue], read: [ColumnValue], changedSlots: [Int]) -> [ColumnValue]? {
+        var merged = stored
+        switch self {
+        case .error, .overwrite:
+            merged = mine
+        case .objectTrumps:
+            for slot in changedSlots where slot < merged.count && slot < mine.count { merged[slot] = mine[slot] }
+        case .storeTrumps:
+            // Keep a change only where the other writer left the value as this context read it.
+            for slot in changedSlots where slot < merged.count && slot < mine.count && slot < read.count && merged[slot] == read[slot] {
+                merged[slot] = mine[slot]
+            }
+        case .rollback:
+            return nil
+        }
+        return merged
+    }
+}
+
 extension ManagedObjectContext {
     /// Resolves `conflicts` by `mergePolicy` so the next save attempt succeeds: each object's
     /// committed state becomes the stored row (so its expected version matches), and its

@@ -11,10 +11,21 @@ public struct PersistentStoreDescription: Sendable {
     public var configuration: String
     public var options: PersistentStore.Options
 
+    /// A file store (`.file`, the default) or a store in memory (`.inMemory`, whose `url`
+    /// only names it).
+    public var type: PersistentStore.StoreType = .file
+
     public init(url: URL, configuration: String = ManagedObjectModel.defaultConfiguration, readOnly: Bool = false) {
         self.url = url
         self.configuration = configuration
         options = PersistentStore.Options(readOnly: readOnly)
+    }
+
+    /// A store in memory (Core Data's `NSInMemoryStoreType`) for the entities of `configuration`.
+    public static func inMemory(configuration: String = ManagedObjectModel.defaultConfiguration) -> PersistentStoreDescription {
+        var description = PersistentStoreDescription(url: URL(fileURLWithPath: "/dev/null"), configuration: configuration)
+        description.type = .inMemory
+        return description
     }
 }
 
@@ -23,7 +34,15 @@ extension PersistentStoreCoordinator {
     /// - Throws: `StoreError` (missing file when read-only, foreign or corrupt file, model mismatch).
     @discardableResult
     public func addPersistentStore(with description: PersistentStoreDescription) throws -> PersistentStore {
-        try addPersistentStore(at: description.url, configuration: description.configuration, options: description.options)
+        switch description.type {
+        case .file:
+            return try addPersistentStore(at: description.url, configuration: description.configuration, options: description.options)
+        case .inMemory:
+            let store = try PersistentStore(inMemoryWith: managedObjectModel, configuration: description.configuration,
+                                            options: description.options)
+            try add(store)
+            return store
+        }
     }
 
     /// The added store whose file is at `url`, if any.

@@ -86,6 +86,18 @@ public final class PersistentStore: Sendable {
                   configuration: configuration, options: options)
     }
 
+    /// A new, empty store in memory (Core Data's `NSInMemoryStoreType`) for the entities of
+    /// `configuration`. `options.readOnly` makes a store nothing can be saved to.
+    /// - Throws: `StoreError.notAStoreFile` when the model has no such configuration.
+    public convenience init(inMemoryWith model: ManagedObjectModel, configuration: String = ManagedObjectModel.defaultConfiguration,
+                            name: String = "<in-memory>", options: Options = Options()) throws {
+        let identifier = UUID()
+        let store = try InMemoryStore(model: model, configuration: configuration, identifier: identifier, name: name,
+                                      readOnly: options.readOnly)
+        self.init(type: .inMemory, storage: store, path: name, identifier: identifier, model: model,
+                  configuration: configuration, options: options)
+    }
+
     private init(type: StoreType, storage: any StoreStorage, path: String, identifier: UUID, model: ManagedObjectModel,
                  configuration: String, options: Options) {
         self.type = type

@@ -30,6 +30,14 @@ public struct FetchStatistics: Equatable, Sendable {
     /// When the plan read many more rows than matched: which index would help.
     public var suggestion: String?
 
+    /// Statistics of a fetch that used no plan of the planner (a store in memory).
+    init(planText: String, rowsExamined: Int, rowsMatched: Int) {
+        self.planText = PlanText(text: planText)
+        self.rowsExamined = rowsExamined
+        self.rowsMatched = rowsMatched
+        suggestion = nil
+    }
+
     init(plan: QueryPlan, rowsExamined: Int, rowsMatched: Int, suggestion: String?) {
         planText = PlanText(plan: plan)
         self.rowsExamined = rowsExamined
