@@ -52,17 +52,7 @@ final class PreparedSave {
 }
 
 /// The work of one save transaction (see `BTreeStore.save`).
-final class SaveWriter {
-    struct OrderKey: Hashable {
-        var slot: Int
-        var member: Int64
-    }
-
-    struct OwnerKey: Hashable {
-        var tree: String
-        var owner: Int64
-    }
-
+final class SaveWriter: SaveRequestWriter {
     let store: BTreeStore
     let tx: WriteTransaction
     // The state below is touched for every row a save or batch request writes. A writer serves
@@ -70,8 +60,8 @@ final class SaveWriter {
     // exclusivity check (about a hundred instructions per access), as the engine's nodes are.
     @exclusivity(unchecked) var permanent: [ObjectID: ObjectID] = [:]
     var counters: [String: Int64] = [:]
-    var orderAssignments: [OrderKey: Int64] = [:]
-    var appendCursors: [OwnerKey: Int64] = [:]
+    var orderAssignments: [MemberOrderKey: Int64] = [:]
+    var appendCursors: [OwnerOrderKey: Int64] = [:]
     @exclusivity(unchecked) var written: [ObjectID: StoredRow] = [:]
     /// Off for batch requests: nobody reads the rows back (a save's rows go to the row cache).
     var keepsWrittenRows = true
@@ -115,6 +105,12 @@ final class SaveWriter {
         self.store = store
         self.tx = tx
     }
+
+    var model: ManagedObjectModel { store.model }
+    var storeIdentifier: UUID { store.identifier }
+    var storeName: String { store.path }
+
+    func currentRow(_ id: ObjectID) throws -> StoredRow? { try store.readRow(tx, id) }
 
     func run(_ request: SaveRequest) throws -> SaveResult {
         // Per-request state; primary-key counters and append cursors carry over, so a batch
@@ -187,74 +183,7 @@ final class SaveWriter {
         }
     }
 
-    /// The permanent ID of `id`; records a failure for a temporary ID not inserted by this save.
-    private func resolve(_ id: ObjectID, from owner: ObjectID, key: @autoclosure () -> String) -> ObjectID? {
-        if !id.isTemporaryID { return id }
-        if let assigned = permanent[id] { return assigned }
-        failures.append(ValidationFailure(objectID: owner, entity: owner.entityName, key: key(), kind: .danglingReference(id)))
-        return nil
-    }
-
-    private func columns(of write: SaveRequest.RowWrite, id: ObjectID) -> [ColumnValue] {
-        let info = id.info
-        var result = [ColumnValue](repeating: .null, count: info.columnCount)
-        for (slot, column) in write.columns.enumerated() where slot < result.count {
-            switch column {
-            case .value(let value): result[slot] = .value(value)
-            case .reference(let target):
-                // The relationship's name is looked up only to report a dangling reference.
-                if let resolved = resolve(target, from: id,
-                                          key: info.relationships.first { $0.slot == slot && $0.kind == .toOne }?.description.name ?? "#\(slot)") {
-                    result[slot] = .reference(code: resolved.info.code, key: resolved.primaryKey)
-                }
-            }
-        }
-        return result
-    }
-
     // MARK: Rows
-
-    /// `row`, the row of `id` as stored now (nil when gone), after noting a conflict when its
-    /// version is not the `expected` one.
-    private func checkedVersion(_ row: StoredRow?, of id: ObjectID, expected: UInt64?) -> StoredRow? {
-        if let expected, row?.version != expected {
-            conflicts.append(SaveConflict(objectID: id, expectedVersion: expected, storedVersion: row?.version))
-        }
-        return row
-    }
-
-    /// Writes `update` over its row as stored now (`stored`, nil when the row is gone).
-    private func writeUpdate(_ update: SaveRequest.RowWrite, stored: StoredRow?) throws {
-        guard let expected = update.expectedVersion, stored?.version != expected, policy != .error else {
-            // No conflict (or no policy): the plain optimistic-locking check.
-            guard let old = checkedVersion(stored, of: update.id, expected: update.expectedVersion) else {
-                if update.expectedVersion == nil {
-                    conflicts.append(SaveConflict(objectID: update.id, expectedVersion: 0, storedVersion: nil))
-                }
-                return
-            }
-            try writeRow(update.id, columns: columns(of: update, id: update.id), old: old)
-            return
-        }
-        // A conflict the merge policy resolves here, under the write lock, so no other writer
-        // can slip in between resolving and writing.
-        guard let stored else {
-            vanished.append(update.id)  // deleted by another writer: the store wins
-            return
-        }
-        let read = update.readColumns.map { columns(of: SaveRequest.RowWrite(id: update.id, columns: $0), id: update.id) } ?? []
-        guard let merged = policy.mergedColumns(stored: stored.columns.values, mine: columns(of: update, id: update.id), read: read,
-                                                changedSlots: update.changedSlots) else {
-            written[update.id] = stored  // rollback: unchanged; the context takes the stored row
-            return
-        }
-        try writeRow(update.id, columns: merged, old: stored)
-    }
-
-    private func writeInsert(_ insert: SaveRequest.RowWrite) throws {
-        guard let id = permanent[insert.id] else { return }
-        try writeRow(id, columns: columns(of: insert, id: id), old: nil)
-    }
 
     /// Writes one row: order columns, every index entry that changed, version + 1.
     /// `columns` is consumed: a caller that hands over its only reference lets the order
@@ -263,20 +192,7 @@ final class SaveWriter {
     /// keep their entries without their keys being built.
     func writeRow(_ id: ObjectID, columns: consuming [ColumnValue], old: StoredRow?, changed: SlotMask? = nil) throws {
         let info = id.info
-        for relationship in info.relationships where relationship.kind == .toOne {
-            guard let orderSlot = relationship.orderSlot, let tree = relationship.foreignKeyTree else { continue }
-            guard case .reference(_, let owner) = columns[relationship.slot] else {
-                columns[orderSlot] = .null
-                continue
-            }
-            if let assigned = orderAssignments[OrderKey(slot: orderSlot, member: id.primaryKey)] {
-                columns[orderSlot] = .value(.int(assigned))
-            } else if let old, old.columns[relationship.slot] == columns[relationship.slot], !old.columns[orderSlot].isNull {
-                columns[orderSlot] = old.columns[orderSlot]
-            } else {
-                columns[orderSlot] = .value(.int(try nextAppendOrder(tree: tree, owner: owner)))
-            }
-        }
+        try fillOrderColumns(id, &columns, old: old)
         let keys = store.keys
         for index in info.indexes {
             if let changed, old != nil, !index.slots.contains(where: changed.contains), !(index.orderSlot.map(changed.contains) ?? false) { continue }
@@ -380,89 +296,23 @@ final class SaveWriter {
 
     // MARK: Order
 
-    private func nextAppendOrder(tree: String, owner: Int64) throws -> Int64 {
-        let key = OwnerKey(tree: tree, owner: owner)
-        let last: Int64
-        // One hash of the key when the owner has a cursor (every row after an owner's first).
-        let cursorIndex = appendCursors.index(forKey: key)
-        if let cursorIndex {
-            last = appendCursors.values[cursorIndex]
-        } else {
-            var found: Int64 = 0
-            try tx.tree(tree).forEach(in: .prefix(store.keys.ownerPrefix(owner)), reverse: true) { key, _ in
-                found = IndexKeys.orderComponent(key) ?? 0
-                return false
-            }
-            last = found
-        }
-        let (next, overflow) = last.addingReportingOverflow(IndexKeys.orderStep)
-        guard !overflow else { throw StoreError.corruptStore(path: store.path, detail: "order keys of \(tree)/\(owner) are exhausted") }
-        if let cursorIndex { appendCursors.values[cursorIndex] = next } else { appendCursors[key] = next }
-        return next
-    }
-
-    /// Assigns strictly increasing order keys to an ordered list, keeping each member's stored
-    /// key when it still fits, so a reorder rewrites only the rows that moved.
-    private func assignOrder(_ list: SaveRequest.OrderedList) throws {
-        guard let owner = resolve(list.owner, from: list.owner, key: list.relationship),
-              let relationship = owner.info.relationship(named: list.relationship),
-              let inverse = store.model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse),
-              let tree = inverse.foreignKeyTree, let orderSlot = inverse.orderSlot else { return }
+    func storedOrders(tree: String, owner: Int64) throws -> [Int64: Int64] {
         var existing: [Int64: Int64] = [:]
-        var highest: Int64 = 0
-        try tx.tree(tree).forEach(in: .prefix(store.keys.ownerPrefix(owner.primaryKey))) { key, _ in
-            if let member = IndexKeys.trailingKey(key), let order = IndexKeys.orderComponent(key) {
-                existing[member] = order
-                highest = max(highest, order)
-            }
+        try tx.tree(tree).forEach(in: .prefix(store.keys.ownerPrefix(owner))) { key, _ in
+            if let member = IndexKeys.trailingKey(key), let order = IndexKeys.orderComponent(key) { existing[member] = order }
             return true
         }
-        var previous: Int64?
-        for member in list.members {
-            guard let id = resolve(member, from: owner, key: list.relationship) else { continue }
-            let order: Int64
-            if let current = existing[id.primaryKey], previous.map({ current > $0 }) ?? true {
-                order = current
-            } else {
-                let (next, overflow) = (previous ?? 0).addingReportingOverflow(IndexKeys.orderStep)
-                guard !overflow else { throw StoreError.corruptStore(path: store.path, detail: "order keys exhausted") }
-                order = next
-            }
-            orderAssignments[OrderKey(slot: orderSlot, member: id.primaryKey)] = order
-            previous = order
-        }
-        appendCursors[OwnerKey(tree: tree, owner: owner.primaryKey)] = max(previous ?? 0, highest)
+        return existing
     }
 
-    /// Gives members appended to an ordered relationship order keys after the stored ones, in
-    /// the order they were appended.
-    private func assignAppendedOrder(_ append: SaveRequest.OrderedAppend) throws {
-        guard let owner = resolve(append.owner, from: append.owner, key: append.relationship),
-              let relationship = owner.info.relationship(named: append.relationship),
-              let inverse = store.model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse),
-              let tree = inverse.foreignKeyTree, let orderSlot = inverse.orderSlot else { return }
-        for member in append.members {
-            guard let id = resolve(member, from: owner, key: append.relationship) else { continue }
-            let key = OrderKey(slot: orderSlot, member: id.primaryKey)
-            if orderAssignments[key] == nil { orderAssignments[key] = try nextAppendOrder(tree: tree, owner: owner.primaryKey) }
+    /// The owner's last entry, read backwards: one descent.
+    func highestStoredOrder(tree: String, owner: Int64) throws -> Int64 {
+        var found: Int64 = 0
+        try tx.tree(tree).forEach(in: .prefix(store.keys.ownerPrefix(owner)), reverse: true) { key, _ in
+            found = IndexKeys.orderComponent(key) ?? 0
+            return false
         }
-    }
-
-    /// Rewrites members whose order key changed but that the save did not otherwise write.
-    private func touchReorderedRows(_ lists: [SaveRequest.OrderedList], skipping pending: Set<RowKey>) throws {
-        for list in lists {
-            for member in list.members {
-                guard let id = member.isTemporaryID ? permanent[member] : member, !pending.contains(RowKey(id)),
-                      written[id] == nil, let old = try store.readRow(tx, id) else { continue }
-                guard let info = store.model.infosByCode[old.entityCode] else { continue }
-                let changed = info.relationships.contains { relationship in
-                    guard let slot = relationship.orderSlot,
-                          let assigned = orderAssignments[OrderKey(slot: slot, member: id.primaryKey)] else { return false }
-                    return old.columns[slot] != .value(.int(assigned))
-                }
-                if changed { try writeRow(ObjectID(info: info, store: store.identifier, key: id.primaryKey), columns: old.columns.values, old: old) }
-            }
-        }
+        return found
     }
 
     // MARK: Joins

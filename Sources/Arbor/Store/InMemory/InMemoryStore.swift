@@ -49,6 +49,9 @@ final class InMemoryStore: StoreStorage {
     /// The encoding of index values, used only to compare unique values exactly as a file
     /// store's unique index does (folded for normalized indexes, NULL equal to NULL).
     let keys = IndexKeys(format: IndexKeys.currentFormat)
+    /// The order column (slot, hierarchy root) of each ordered to-one relationship, by its
+    /// foreign-key tree.
+    let orderColumns: [String: (slot: Int, root: UInt16)]
     let state = Locked(State())
     /// Held by a prepared save until it commits or aborts: one writer at a time.
     let writerLock = DispatchSemaphore(value: 1)
@@ -64,6 +67,13 @@ final class InMemoryStore: StoreStorage {
         self.name = name
         isReadOnly = readOnly
         references = StoredReferences(entities: model.infosByCode, store: identifier)
+        var orderColumns: [String: (slot: Int, root: UInt16)] = [:]
+        for info in model.infos {
+            for relationship in info.relationships where relationship.kind == .toOne {
+                if let tree = relationship.foreignKeyTree, let slot = relationship.orderSlot { orderColumns[tree] = (slot, info.rootCode) }
+            }
+        }
+        self.orderColumns = orderColumns
     }
 
     var objectRowCache: RowCache? { nil }
