@@ -31,8 +31,8 @@ struct BatchedFetchTests {
             for (index, time) in try context.fetchResults(request, as: StopTime.self).enumerated() {
                 _ = time.departureTime
                 if index % 100 == 0 {
-                    peak = max(peak, context.registered.count)
-                    peakLive = max(peakLive, context.registered.values.filter { $0.object != nil }.count)
+                    peak = max(peak, context.registered.entryCount)
+                    peakLive = max(peakLive, context.registered.liveObjects.count)
                 }
             }
             // Released objects empty their entries at once: the batches kept (at most 4) and the

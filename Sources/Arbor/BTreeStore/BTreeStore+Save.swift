@@ -229,7 +229,7 @@ final class SaveWriter: SaveRequestWriter {
         _ = try tx.tree(info.rowTree).delete(store.keys.rowKey(id.primaryKey))
         for relationship in info.relationships where relationship.kind == .manyToMany {
             guard let joinTree = relationship.joinTree,
-                  let inverse = store.model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse)
+                  let inverse = store.model.inverse(of: relationship)
             else { continue }
             let tree = try tx.tree(joinTree)
             let entries = try tree.entries(in: .prefix(store.keys.joinPrefix(side: relationship.joinSide, owner: id.primaryKey)))

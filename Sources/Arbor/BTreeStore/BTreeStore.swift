@@ -204,7 +204,7 @@ final class BTreeStore: StoreStorage {
         case .toOne: return []
         case .oneToMany:
             guard let destination = model.info(named: relationship.destinationName),
-                  let foreignKeys = destination.relationship(named: relationship.description.inverse)?.foreignKeyTree else { return [] }
+                  let foreignKeys = destination.inverse(of: relationship)?.foreignKeyTree else { return [] }
             tree = foreignKeys
             prefix = keys.ownerPrefix(owner)
             root = destination.rootCode

@@ -57,7 +57,7 @@ extension BTreeStore {
                 for info in model.infos where holds(info) {
                     for relationship in info.relationships where relationship.kind == .manyToMany && relationship.joinSide == 0 {
                         guard let name = relationship.joinTree,
-                              let inverse = model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse),
+                              let inverse = model.inverse(of: relationship),
                               let destinationRoot = model.info(named: relationship.destinationRoot)?.code else { continue }
                         let join = try tx.tree(name)
                         var sides: [UInt8: Set<[Int64]>] = [:]

@@ -132,7 +132,7 @@ extension ManagedObjectContext {
     func adoptPermanentIDs(_ permanent: [ObjectID: ObjectID]) {
         let remap: (ObjectID) -> ObjectID = { permanent[$0] ?? $0 }
         for object in liveRegisteredObjects {
-            if let newID = permanent[object.objectID], registered[newID]?.object == nil {
+            if let newID = permanent[object.objectID], registered[newID] == nil {
                 let wasChanged = object.isMarkedChanged
                 unregister(object)
                 object.objectID = newID

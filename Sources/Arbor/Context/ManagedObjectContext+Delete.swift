@@ -15,7 +15,7 @@ extension ManagedObjectContext {
             guard !next.deletedFlag else { continue }
             next.prepareForDeletion()
             next.deletedFlag = true
-            noteChanged(next)
+            markChanged(next)
             for relationship in next.info.relationships {
                 let rule = relationship.description.deleteRule
                 guard rule == .nullify || rule == .cascade else { continue }

@@ -46,7 +46,7 @@ extension ManagedObjectContext {
     /// The IDs of objects with unsaved changes here and in every ancestor: what a child's fetch
     /// must evaluate in memory rather than from the stored rows.
     func pendingIDsForChildren() -> Set<ObjectID> {
-        var ids = Set(changed.keys)
+        var ids = Set(changed.ids)
         if let parent { ids.formUnion(parent.performAndWait { parent.pendingIDsForChildren() }) }
         return ids
     }
@@ -64,7 +64,7 @@ extension ManagedObjectContext {
     /// Loads a fault of a child context from its parent's current state.
     func fulfillFromParent(_ object: ManagedObject, parent: ManagedObjectContext) throws {
         let state = try parent.performAndWait { try parent.stateForChild(object.objectID) }
-        if state.id != object.objectID, registered[state.id]?.object == nil {
+        if state.id != object.objectID, registered[state.id] == nil {
             // The parent saved the object since this context inserted it: take the permanent ID.
             unregister(object)
             object.objectID = state.id
@@ -86,9 +86,7 @@ extension ManagedObjectContext {
     /// parent's queue; the child's objects then hold what they pushed as their committed state.
     func saveIntoParent(_ parent: ManagedObjectContext) throws {
         guard hasChanges else { return }
-        for object in Array(changed.values) where object.hasChanges { object.willSave() }
-        let failures = pendingFailures + validate()
-        guard failures.isEmpty else { throw ValidationError(failures: failures) }
+        try prepareChangesForSave()
         let saved = Array(changed.values)
         var changes: [ChildChange] = []
         var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ObjectID] = []
@@ -99,7 +97,7 @@ extension ManagedObjectContext {
                 deleted.append(object.objectID)
                 continue
             }
-            let slots = object.insertedFlag ? Array(0..<info.columnCount) : (0..<info.columnCount).filter { object.changes[$0] != nil }
+            let slots = object.insertedFlag ? Array(0..<info.columnCount) : object.changes.slots
             let values = slots.map { (slot: $0, value: currentValue(object, slot: $0)) }
             var toMany: [(slot: Int, members: [ObjectID], reordered: Bool)] = []
             for relationship in info.relationships where relationship.kind != .toOne {
@@ -135,7 +133,7 @@ extension ManagedObjectContext {
     func receive(_ changes: [ChildChange], notification: ContextDidSave) {
         for change in changes where change.inserted {
             let id = currentID(change.id)
-            guard registered[id]?.object == nil else { continue }
+            guard registered[id] == nil else { continue }
             let object = id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
             object.insertedFlag = true
             object.isFaultState = false

@@ -4,27 +4,25 @@ extension ManagedObjectContext {
         currentValue(object, slot: relationship.slot).reference
     }
 
-    func markUpdated(_ object: ManagedObject) { noteChanged(object) }
-
     // MARK: Raw edits of one side (no inverse maintenance)
 
     private func rawSetToOne(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ target: ObjectID?) {
         object.changes[relationship.slot] = .reference(target)
-        markUpdated(object)
+        markChanged(object)
     }
 
     private func rawAdd(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
         var state = object.toMany[relationship.slot] ?? ToManyState()
         state.append(member)
         object.toMany[relationship.slot] = state
-        markUpdated(object)
+        markChanged(object)
     }
 
     private func rawRemove(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
         var state = object.toMany[relationship.slot] ?? ToManyState()
         state.remove(member)
         object.toMany[relationship.slot] = state
-        markUpdated(object)
+        markChanged(object)
     }
 
     /// Removes `member` from `owner`'s relationship `name`. `known`: the caller knows the stored
@@ -82,7 +80,7 @@ extension ManagedObjectContext {
     /// Adds `member` to a to-many relationship of `owner` (appended when ordered).
     func addMember(_ owner: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ManagedObject) {
         guard checkOwnership(owner, of: member, key: relationship.description.name),
-              let inverse = member.info.relationship(named: relationship.description.inverse) else { return }
+              let inverse = member.info.inverse(of: relationship) else { return }
         if inverse.kind == .toOne {
             setToOne(member, inverse, owner)
         } else {
@@ -94,7 +92,7 @@ extension ManagedObjectContext {
     /// Removes `member` from a to-many relationship of `owner`.
     func removeMember(_ owner: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ManagedObject) {
         guard checkOwnership(owner, of: member, key: relationship.description.name),
-              let inverse = member.info.relationship(named: relationship.description.inverse) else { return }
+              let inverse = member.info.inverse(of: relationship) else { return }
         if inverse.kind == .toOne {
             if toOneTarget(member, inverse) == owner.objectID { setToOne(member, inverse, nil) } else { rawRemove(owner, relationship, member.objectID) }
         } else {
@@ -136,7 +134,7 @@ extension ManagedObjectContext {
             state.orderChanged = true
             state.isChanged = true
             owner.toMany[relationship.slot] = state
-            markUpdated(owner)
+            markChanged(owner)
         }
     }
 }

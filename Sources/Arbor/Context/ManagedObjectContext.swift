@@ -20,18 +20,6 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case privateQueue
     }
 
-    /// An identity-map entry: the object, not retained, or empty. Not a weak reference: that
-    /// gave every object a side table (an allocation, and slower retains and releases for its
-    /// whole life). An object empties its entry in `deinit` (`forget`), so every entry names a
-    /// live object or none.
-    struct IdentityEntry {
-        private let reference: Unmanaged<ManagedObject>?
-        init(_ object: ManagedObject?) { reference = object.map { Unmanaged.passUnretained($0) } }
-        var object: ManagedObject? { reference?.takeUnretainedValue() }
-        /// Whether the entry is `object` (compared by address: nothing is retained).
-        func holds(_ object: ManagedObject) -> Bool { reference?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() }
-    }
-
     public let concurrencyType: ConcurrencyType
     public let persistentStoreCoordinator: PersistentStoreCoordinator?
     /// The context this one saves into (a child context), or nil when it saves to the stores.
@@ -56,12 +44,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// entries hold no references, so editing it releases no object). A checked access costs
     /// about 120 instructions, and a fetch makes two per object (one to register it, one when
     /// it goes).
-    @exclusivity(unchecked) var registered: [ObjectID: IdentityEntry] = [:]
-    /// The identity map's size that triggers the next sweep of emptied entries: twice what
-    /// survived the last sweep (at least 2,048), so sweeping costs O(1) amortized per object.
-    private var sweepThreshold = 2_048
+    @exclusivity(unchecked) var registered = IdentityMap()
     /// Inserted, updated and deleted objects, held strongly until saved or rolled back.
-    var changed: [ObjectID: ManagedObject] = [:]
+    var changed = ChangedObjects()
     /// Problems found by non-throwing setters, reported by the next save.
     var pendingFailures: [ValidationFailure] = []
     /// Set while `automaticallyMergesChangesFromParent` is on.
@@ -182,10 +167,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Registers `object` in the identity map.
-    func register(_ object: ManagedObject) {
-        registered[object.objectID] = IdentityEntry(object)
-        if registered.count > sweepThreshold { sweepEmptyEntries() }
-    }
+    func register(_ object: ManagedObject) { registered.register(object) }
 
     /// Keeps `object`'s row in `store`'s row cache while the object lives. Done when the
     /// object first loads its row from the store (a fault firing, a batch filling), not when
@@ -206,36 +188,15 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     func unregister(_ object: ManagedObject) {
-        if registered[object.objectID]?.holds(object) == true { registered[object.objectID] = nil }
+        registered.remove(object)
         unmarkChanged(object)
     }
 
-    /// Empties a deinitializing object's identity-map entry (when the entry is that object: a
-    /// reset or a newer object for the same ID may have replaced it). Emptied in place, not
-    /// removed: removing from the open-addressed table moves and rehashes the entries after it,
-    /// which cost more than the rest of the object's release.
-    func forget(_ object: ManagedObject) {
-        Self.empty(&registered, of: object)
-    }
+    /// Empties a deinitializing object's identity-map entry.
+    func forget(_ object: ManagedObject) { registered.forget(object) }
 
-    private static func empty(_ map: inout [ObjectID: IdentityEntry], of object: ManagedObject) {
-        guard let index = map.index(forKey: object.objectID), map.values[index].holds(object) else { return }
-        map.values[index] = IdentityEntry(nil)
-    }
-
-    /// Drops emptied identity-map entries.
-    private func sweepEmptyEntries() {
-        // Rebuilt at its present capacity: the map refills to about the same size before the
-        // next sweep, and growing it again from empty would rehash it at every doubling.
-        var live = [ObjectID: IdentityEntry](minimumCapacity: registered.capacity)
-        for (id, entry) in registered where entry.object != nil { live[id] = entry }
-        registered = live
-        sweepThreshold = max(2_048, registered.count * 2)
-    }
-
-    /// The registered objects, retained: a loop over them may release objects (their
-    /// prefetched relatives), which then leave the map while it is being walked.
-    var liveRegisteredObjects: [ManagedObject] { registered.values.compactMap(\.object) }
+    /// The registered objects, retained (see `IdentityMap.liveObjects`).
+    var liveRegisteredObjects: [ManagedObject] { registered.liveObjects }
 
     func registerInserted(_ object: ManagedObject) {
         object.insertedFlag = true
@@ -257,7 +218,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             return
         }
         if object.deletedFlag && !object.insertedFlag { return }
-        if registered[object.objectID]?.object !== object { registerInserted(object) }
+        if registered[object.objectID] !== object { registerInserted(object) }
     }
 
     /// Creates and inserts an object of the entity named `entityName`.
@@ -273,11 +234,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// property of a fault whose row is gone reads fallback values and sets `lastFaultError`.
     /// - Complexity: O(1): one probe of the identity map, two when the object is created.
     public func object(with id: ObjectID) -> ManagedObject {
-        if let object = registered[id]?.object { return object }
+        if let object = registered[id] { return object }
         // Made outside any access to the map: a subclass's initializer may use the context.
         let object = id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
-        registered[id] = IdentityEntry(object)
-        if registered.count > sweepThreshold { sweepEmptyEntries() }
+        registered.register(object)
         return object
     }
 
@@ -291,39 +251,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// The registered object for `id`, if this context has one; never creates one.
-    public func registeredObject(for id: ObjectID) -> ManagedObject? { registered[id]?.object }
+    public func registeredObject(for id: ObjectID) -> ManagedObject? { registered[id] }
 
     /// Every object the context currently holds.
     public var registeredObjects: Set<ManagedObject> {
         Set(liveRegisteredObjects)
-    }
-
-    public var insertedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.insertedFlag && !$0.deletedFlag }) }
-    public var updatedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.isUpdated }) }
-    public var deletedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.deletedFlag && !$0.insertedFlag }) }
-    public var hasChanges: Bool { changed.values.contains { $0.hasChanges } || !pendingFailures.isEmpty }
-
-    func noteChanged(_ object: ManagedObject) { markChanged(object) }
-
-    // `changed` and each object's `isMarkedChanged` change only here, together.
-
-    func markChanged(_ object: ManagedObject) {
-        if noticed != nil { notice(object) }
-        guard !object.isMarkedChanged else { return }
-        if let previous = changed.updateValue(object, forKey: object.objectID), previous !== object { previous.isMarkedChanged = false }
-        object.isMarkedChanged = true
-    }
-
-    func unmarkChanged(_ object: ManagedObject) {
-        guard let present = changed[object.objectID], present === object else { return }
-        changed[object.objectID] = nil
-        object.isMarkedChanged = false
-    }
-
-    /// Empties `changed`.
-    func clearChanged() {
-        for object in changed.values { object.isMarkedChanged = false }
-        changed = [:]
     }
 
     /// Checks that `object` belongs to this context.

@@ -22,26 +22,33 @@ public enum MergePolicy: Sendable, Equatable {
 }
 
 extension MergePolicy {
+    /// Whether this context's change to column `slot` survives a conflict, given the row as
+    /// the other writer left it (`stored`) and as this context read it (`read`). The one rule
+    /// both sides apply: stores when they merge a row, contexts when they keep or drop changes.
+    func keepsChange<Value: Equatable>(at slot: Int, stored: [Value], read: [Value]) -> Bool {
+        switch self {
+        case .error, .overwrite, .objectTrumps: return true
+        // Only where the other writer left the value as this context read it.
+        case .storeTrumps: return slot < stored.count && slot < read.count && stored[slot] == read[slot]
+        case .rollback: return false
+        }
+    }
+
     /// The row an update in conflict writes, inside the store's write transaction: `stored` is
     /// the row as another writer left it, `mine` this context's row, `read` the row as this
     /// context read it, `changedSlots` the columns it changed. Nil for `.rollback` (the stored
     /// row stays). Every store applies this one rule.
     func mergedColumns(stored: [ColumnValue], mine: [ColumnValue], read: [ColumnValue], changedSlots: [Int]) -> [ColumnValue]? {
-        var merged = stored
         switch self {
-        case .error, .overwrite:
-            merged = mine
-        case .objectTrumps:
-            for slot in changedSlots where slot < merged.count && slot < mine.count { merged[slot] = mine[slot] }
-        case .storeTrumps:
-            // Keep a change only where the other writer left the value as this context read it.
-            for slot in changedSlots where slot < merged.count && slot < mine.count && slot < read.count && merged[slot] == read[slot] {
+        case .rollback: return nil
+        case .error, .overwrite: return mine  // the whole row as this context has it
+        case .objectTrumps, .storeTrumps:
+            var merged = stored
+            for slot in changedSlots where slot < merged.count && slot < mine.count && keepsChange(at: slot, stored: stored, read: read) {
                 merged[slot] = mine[slot]
             }
-        case .rollback:
-            return nil
+            return merged
         }
-        return merged
     }
 }
 
@@ -66,13 +73,11 @@ extension ManagedObjectContext {
             case .overwrite:
                 // Keep the old committed values under the changes: the whole in-memory state is written.
                 object.committedVersion = stored.version
-            case .objectTrumps:
-                try apply(stored, to: object, from: store)
-            case .storeTrumps:
-                let before = object.committedValues?.all ?? []
+            case .objectTrumps, .storeTrumps:
+                let read = object.committedValues?.all ?? []
                 try apply(stored, to: object, from: store)
                 let after = object.committedValues?.all ?? []
-                for slot in 0..<min(before.count, after.count) where before[slot] != after[slot] {
+                for slot in object.changes.slots where !mergePolicy.keepsChange(at: slot, stored: after, read: read) {
                     object.changes[slot] = nil
                 }
                 if object.changes.isEmpty && !object.hasChanges { unmarkChanged(object) }

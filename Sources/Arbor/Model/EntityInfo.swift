@@ -168,6 +168,9 @@ final class EntityInfo: Sendable {
         return nil
     }
 
+    /// The inverse of `relationship`, when this entity is (or descends from) its destination.
+    func inverse(of relationship: Relationship) -> Relationship? { self.relationship(named: relationship.description.inverse) }
+
     /// Whether `other` is this entity or one of its sub-entities.
     func includes(_ other: EntityInfo) -> Bool { other.code == code || descendantCodes.contains(other.code) }
 }

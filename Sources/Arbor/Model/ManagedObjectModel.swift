@@ -81,6 +81,11 @@ public final class ManagedObjectModel: Sendable {
 
     func info(for type: ManagedObject.Type) -> EntityInfo? { infosByClass[ObjectIdentifier(type)] }
 
+    /// The inverse of `relationship`, as its destination entity declares it.
+    func inverse(of relationship: EntityInfo.Relationship) -> EntityInfo.Relationship? {
+        info(named: relationship.destinationName)?.inverse(of: relationship)
+    }
+
     /// The hash stored with a model: XXH3-64 of its canonical JSON, in hex.
     static func hash(of schema: ModelSchema) -> String {
         let bytes = (try? canonicalJSON(schema)) ?? []

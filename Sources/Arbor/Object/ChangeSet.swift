@@ -11,6 +11,9 @@ struct ChangeSet: ExpressibleByDictionaryLiteral {
 
     var isEmpty: Bool { count == 0 }
 
+    /// The slots that hold a change, in order.
+    var slots: [Int] { values.indices.filter { values[$0] != nil } }
+
     subscript(slot: Int) -> PropertyValue? {
         get { slot >= 0 && slot < values.count ? values[slot] : nil }
         set {

@@ -40,7 +40,7 @@ extension ManagedObject {
                 setAttribute(converted, slot: attribute.slot)
             } else {
                 changes[attribute.slot] = .invalid("\(type(of: value as Any)) is not \(attribute.description.type.rawValue)")
-                context.noteChanged(self)
+                context.markChanged(self)
             }
         case .relationship(let index):
             let relationship = info.relationships[index]
@@ -71,7 +71,7 @@ extension ManagedObject {
         } else {
             changes[slot] = .value(value)
         }
-        context.noteChanged(self)
+        context.markChanged(self)
     }
 
     /// Adds `member` to the to-many relationship `key` (at the end, when ordered).

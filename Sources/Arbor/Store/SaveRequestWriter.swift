@@ -151,7 +151,7 @@ extension SaveRequestWriter {
     /// The owner's ordered relationship `name`: its inverse's foreign-key tree and order slot.
     private func orderedInverse(_ owner: ObjectID, _ name: String) -> (tree: String, slot: Int)? {
         guard let relationship = owner.info.relationship(named: name),
-              let inverse = model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse),
+              let inverse = model.inverse(of: relationship),
               let tree = inverse.foreignKeyTree, let slot = inverse.orderSlot else { return nil }
         return (tree, slot)
     }

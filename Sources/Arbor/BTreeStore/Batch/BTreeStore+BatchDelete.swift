@@ -99,8 +99,7 @@ struct DeletionPlan {
                                               kind: .deleteDenied(count: staying.count)))
             return
         }
-        guard rule == .nullify, let inverse = store.model.info(named: relationship.destinationName)?
-            .relationship(named: relationship.description.inverse), inverse.kind == .toOne else { return }
+        guard rule == .nullify, let inverse = store.model.inverse(of: relationship), inverse.kind == .toOne else { return }
         // The related rows' reference to the deleted one is a column of theirs: cleared.
         for other in staying {
             guard let otherInverse = other.info.relationship(named: inverse.description.name) else { continue }
@@ -193,7 +192,7 @@ extension BTreeStore {
         for (info, doomedKeys) in plan.doomed.values {
             for relationship in info.relationships where relationship.kind == .manyToMany {
                 guard let joinTree = relationship.joinTree,
-                      let inverse = model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse)
+                      let inverse = model.inverse(of: relationship)
                 else { continue }
                 // Both directions: the row's entries, and its entry in each member's list.
                 let tree = try tx.tree(joinTree)

@@ -61,7 +61,7 @@ extension BTreeStore {
             owners = try trailingKeys(in: prefixes, of: try tx.tree(search.link), entry: "foreign-key entry")
         case .oneToMany:
             // Each member's row holds the reference back to its owner.
-            guard let inverse = search.destination.relationship(named: relationship.description.inverse) else { return [] }
+            guard let inverse = search.destination.inverse(of: relationship) else { return [] }
             try visitRows(tx, tree: search.link, keys: targets) { target, bytes in
                 let row = try RowCodec.decode(bytes, context: "\(search.link)/\(target)")
                 if inverse.slot < row.columns.count, case .reference(_, let owner) = row.columns[inverse.slot] { owners.append(owner) }
@@ -69,7 +69,7 @@ extension BTreeStore {
             }
         case .manyToMany:
             // The inverse side of the join tree lists each member's owners.
-            guard let inverse = search.destination.relationship(named: relationship.description.inverse) else { return [] }
+            guard let inverse = search.destination.inverse(of: relationship) else { return [] }
             let prefixes = targets.map { KeyRange.prefix(keys.joinPrefix(side: inverse.joinSide, owner: $0)) }
             owners = try trailingKeys(in: prefixes, of: try tx.tree(search.link), entry: "join entry")
         }

@@ -111,15 +111,8 @@ final class KeyFilter {
         return nil
     }
 
-    /// memcmp order, a prefix first.
+    /// Tree order (`compareBytes`: byte by byte, a prefix first).
     private static func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
-        b.withUnsafeBytes { b in
-            let common = min(a.count, b.count)
-            if common > 0, let pa = a.baseAddress, let pb = b.baseAddress {
-                let order = memcmp(pa, pb, common)
-                if order != 0 { return Int(order) }
-            }
-            return a.count - b.count
-        }
+        b.withUnsafeBytes { compareBytes(a, $0) }
     }
 }

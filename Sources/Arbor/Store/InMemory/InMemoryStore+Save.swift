@@ -157,7 +157,7 @@ final class InMemorySaveWriter: SaveRequestWriter {
         state.rows[info.rootCode]?[id.primaryKey] = nil
         for relationship in info.relationships where relationship.kind == .manyToMany {
             guard let tree = relationship.joinTree,
-                  let inverse = store.model.info(named: relationship.destinationName)?.relationship(named: relationship.description.inverse)
+                  let inverse = store.model.inverse(of: relationship)
             else { continue }
             let mine = InMemoryStore.JoinSide(tree: tree, side: relationship.joinSide)
             let theirs = InMemoryStore.JoinSide(tree: tree, side: inverse.joinSide)

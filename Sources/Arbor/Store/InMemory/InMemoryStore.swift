@@ -119,7 +119,7 @@ final class InMemoryStore: StoreStorage {
             return []
         case .oneToMany:
             guard let destination = model.info(named: relationship.destinationName),
-                  let inverse = destination.relationship(named: relationship.description.inverse),
+                  let inverse = destination.inverse(of: relationship),
                   let tree = inverse.foreignKeyTree, let keys = state.referrers[tree]?[owner] else { return [] }
             let rows = state.rows[destination.rootCode] ?? [:]
             var found: [(order: Int64, key: Int64, code: UInt16)] = []
