@@ -26,23 +26,9 @@ extension BTreeStore {
         return rows
     }
 
-    /// Plans and runs `query`. A sort on one attribute with a row limit walks an index with
-    /// that order when the planner found no better access, and stops once the rows are in;
-    /// without a sort, the walk stops at the row limit.
+    /// Plans and runs `query` (see `QueryPlanner+Order` for how a limit shortens the walk).
     func fetch(_ query: StoreQuery) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
-        var ordered: (attribute: String, ascending: Bool, count: Int)?
-        var limit: Int?
-        if let rowLimit = query.rowLimit {
-            if query.sortDescriptors.isEmpty {
-                limit = rowLimit
-            } else if query.sortDescriptors.count == 1, let sort = query.sortDescriptors.first, sort.options.isEmpty,
-                      !sort.keyPath.contains("."), query.entity.attribute(named: sort.keyPath) != nil {
-                ordered = (sort.keyPath, sort.ascending, rowLimit)
-            }
-        }
-        return try fetchRows(query.entity, predicate: query.predicate, includesSubentities: query.includesSubentities,
-                             keyPaths: query.keyPaths, ordered: ordered, limit: limit, onProgress: query.onProgress,
-                             needsRows: query.needsRows)
+        try fetchRows(query)
     }
 
     /// Calls `body` with the primary key and entity code of every row of `info` (and its

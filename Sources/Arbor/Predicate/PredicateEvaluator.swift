@@ -9,17 +9,6 @@ protocol PredicateSubject {
     func attributeValue(slot: Int) throws -> AttributeValue
     func toOneTarget(_ relationship: EntityInfo.Relationship) throws -> ObjectID?
     func toManyMembers(_ relationship: EntityInfo.Relationship) throws -> [ObjectID]
-    /// Answers whether some member of `relationship` meets `predicate` (which mentions no
-    /// variable) through the store's indexes, planning how once per store into `access`; nil
-    /// when the subject cannot (the evaluator then reads the members one by one). A protocol
-    /// requirement rather than a cast: casting the subject cost more than a probe's lookups.
-    func existsMember(through relationship: EntityInfo.Relationship, meeting predicate: ObjectPredicate,
-                      access: inout PredicateEvaluator.SubqueryAccess?, evaluator: inout PredicateEvaluator) throws -> Bool?
-}
-
-extension PredicateSubject {
-    func existsMember(through relationship: EntityInfo.Relationship, meeting predicate: ObjectPredicate,
-                      access: inout PredicateEvaluator.SubqueryAccess?, evaluator: inout PredicateEvaluator) throws -> Bool? { nil }
 }
 
 /// Loads the subject for a related object (following `stop.name`, `stopTimes`).
@@ -44,7 +33,7 @@ struct PredicateEvaluator {
     /// The folded words of each `WORDSBEGINWITH` query met, by options and query.
     private var wordQueryCache: [String: [[UInt8]]] = [:]
     /// The last SUBQUERY met: a fetch evaluates the same one for every candidate row, and
-    /// rewriting and planning it is worth doing once.
+    /// rewriting it is worth doing once.
     private var lastSubquery: SubqueryPreparation?
     /// Hashed IN lists, by the address of the list's elements (each entry holds the list, so
     /// the address cannot be reused by another list while the entry lives).
@@ -60,27 +49,17 @@ struct PredicateEvaluator {
         /// `predicate` with `$variable.key` as `key`, and whether it no longer mentions `$variable`.
         let own: ObjectPredicate
         let selfContained: Bool
-        /// The relationship a one-step collection names on the entity (looked up once).
-        let relationship: EntityInfo.Relationship?
-        /// How a subject that can probe answers, planned once per store.
-        var access: SubqueryAccess?
 
         init(predicate: ObjectPredicate, variable: String, collection: PredicateExpression, entity: ObjectIdentifier,
-             own: ObjectPredicate, selfContained: Bool, relationship: EntityInfo.Relationship?, access: SubqueryAccess?) {
+             own: ObjectPredicate, selfContained: Bool) {
             self.predicate = predicate
             self.variable = variable
             self.collection = collection
             self.entity = entity
             self.own = own
             self.selfContained = selfContained
-            self.relationship = relationship
-            self.access = access
         }
     }
-
-    /// How a stored subject answers a SUBQUERY: through a compound index, or by filtering the
-    /// members' row bytes (nil, nil: member by member).
-    typealias SubqueryAccess = (store: ObjectIdentifier, probe: MemberProbePlan?, filter: RowFilter?)
 
     init(resolver: SubjectResolver) { self.resolver = resolver }
 
@@ -100,8 +79,9 @@ struct PredicateEvaluator {
     }
 
     mutating func evaluate(_ comparison: Comparison, _ subject: PredicateSubject, variables: [String: PredicateValue]) throws -> Bool {
-        // `SUBQUERY(…).@count != 0` (or > 0, == 0, <= 0) only asks whether a member exists: a
-        // semi-join (anti-join) probe that stops at the first match.
+        // `SUBQUERY(…).@count != 0` (or > 0, == 0, <= 0) only asks whether a member exists:
+        // the members are read until one matches. (A store's planner answers the common forms
+        // by its indexes before the evaluator sees them: `MemberCheck`.)
         if comparison.modifier == .direct, case .aggregate(.count, let collection, nil) = comparison.left,
            case .subquery(let members, let variable, let inner) = collection, case .constant(.int(0)) = comparison.right,
            [.notEqual, .greater, .equal, .lessOrEqual].contains(comparison.op) {
@@ -171,32 +151,18 @@ struct PredicateEvaluator {
     mutating func existsMember(_ collection: PredicateExpression, _ variable: String, _ predicate: ObjectPredicate,
                                _ subject: PredicateSubject, _ variables: [String: PredicateValue]) throws -> Bool {
         // `$x.key` on the member is `key` on the member itself: evaluating that form reads each
-        // member once, and lets an index answer.
+        // member once.
         let prepared: SubqueryPreparation
         if let last = lastSubquery, last.entity == ObjectIdentifier(subject.entity), last.variable == variable,
            last.collection == collection, last.predicate == predicate {
             prepared = last
         } else {
             let own = predicate.replacingVariable(variable)
-            var relationship: EntityInfo.Relationship?
-            if case .keyPath(let path) = collection, path.count == 1 { relationship = subject.entity.relationship(named: path[0]) }
             prepared = SubqueryPreparation(predicate: predicate, variable: variable, collection: collection,
-                                           entity: ObjectIdentifier(subject.entity), own: own,
-                                           selfContained: !own.mentions(variable), relationship: relationship, access: nil)
+                                           entity: ObjectIdentifier(subject.entity), own: own, selfContained: !own.mentions(variable))
+            lastSubquery = prepared
         }
         let own = prepared.own, selfContained = prepared.selfContained
-        if selfContained, let relationship = prepared.relationship {
-            // Through a local: the evaluator passed along may meet another SUBQUERY meanwhile.
-            // Moved out and back (swapped), not copied: a copy retained every part of the plan.
-            var access: SubqueryAccess?
-            swap(&access, &prepared.access)
-            let answer = try subject.existsMember(through: relationship, meeting: own, access: &access, evaluator: &self)
-            swap(&access, &prepared.access)
-            lastSubquery = prepared
-            if let answer { return answer }
-        } else {
-            lastSubquery = prepared
-        }
         guard case .many(let items) = try value(collection, subject, variables) else {
             throw ObjectPredicateError.unsupported("SUBQUERY over something that is not a to-many relationship")
         }

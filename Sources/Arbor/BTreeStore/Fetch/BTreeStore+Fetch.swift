@@ -14,104 +14,18 @@ struct FetchedRow {
     }
 }
 
-/// What a store fetch did, for `explain` and tests.
-public struct FetchStatistics: Equatable, Sendable {
-    /// The access path, in the spirit of SQLite's EXPLAIN QUERY PLAN.
-    public var plan: String {
-        get { planText.text }
-        set { planText = PlanText(text: newValue) }
-    }
-    /// Formatted when read: most fetches never look at their plan.
-    private var planText: PlanText
-    /// Index entries or rows visited.
-    public var rowsExamined: Int
-    /// Rows that met the predicate.
-    public var rowsMatched: Int
-    /// When the plan read many more rows than matched: which index would help.
-    public var suggestion: String?
-
-    /// Statistics of a fetch that used no plan of the planner (a store in memory).
-    init(planText: String, rowsExamined: Int, rowsMatched: Int) {
-        self.planText = PlanText(text: planText)
-        self.rowsExamined = rowsExamined
-        self.rowsMatched = rowsMatched
-        suggestion = nil
-    }
-
-    init(plan: QueryPlan, rowsExamined: Int, rowsMatched: Int, suggestion: String?) {
-        planText = PlanText(plan: plan)
-        self.rowsExamined = rowsExamined
-        self.rowsMatched = rowsMatched
-        self.suggestion = suggestion
-    }
-
-    public static func == (a: FetchStatistics, b: FetchStatistics) -> Bool {
-        a.rowsExamined == b.rowsExamined && a.rowsMatched == b.rowsMatched && a.suggestion == b.suggestion && a.plan == b.plan
-    }
-
-    /// A plan's text, formatted from the plan each time it is read: only `explain` and the
-    /// debug log read it, and a cache would cost every fetch a lock.
-    private final class PlanText: Sendable {
-        // The plan is immutable (its key filters too); only its description is ever read.
-        private nonisolated(unsafe) let plan: QueryPlan?
-        private let fixed: String?
-
-        init(plan: QueryPlan) {
-            self.plan = plan
-            fixed = nil
-        }
-
-        init(text: String) {
-            plan = nil
-            fixed = text
-        }
-
-        var text: String { fixed ?? plan?.description ?? "" }
-    }
-
-    /// `conditionKeys`: the properties the predicate's conditions could bound; `textHint`: the
-    /// text index a word or substring comparison would use (both asked only when the fetch
-    /// read many more rows than matched).
-    static func suggestion(for plan: QueryPlan, conditionKeys: () -> [String], textHint: () -> String?,
-                           examined: Int, matched: Int) -> String? {
-        guard examined >= 1000, matched * 10 < examined else { return nil }
-        switch plan.access {
-        case .scan:
-            // A text search that gave way to the scan: the index exists.
-            guard plan.usedConditions.isEmpty else { return nil }
-            if let hint = textHint() { return "scanned \(examined) rows for \(matched); \(hint)" }
-            let keys = conditionKeys()
-            guard !keys.isEmpty else {
-                return "scanned \(examined) rows for \(matched); no condition compares a column of \(plan.entity.name) with a constant, so no index can narrow it"
-            }
-            return "scanned \(examined) rows for \(matched); an index on \(plan.entity.name)(\(keys.joined(separator: ", "))) would help"
-        case .union, .rows, .related, .text:
-            return nil
-        case .index(let index, _):
-            let keys = conditionKeys()
-            guard Array(index.properties.prefix(keys.count)) != keys else { return nil }
-            return "\(index.tree) narrowed to \(examined) rows for \(matched); an index on \(plan.entity.name)(\(keys.joined(separator: ", "))) would help"
-        }
-    }
-}
-
 extension BTreeStore {
-    /// The rows of `info` (and its sub-entities when asked) that satisfy `predicate`, read in
-    /// one snapshot, with the sort keys of `sortDescriptors`.
+    /// Plans `query` (`QueryPlanner.plan(_:store:)`, order and limit included) and reads its
+    /// rows in one snapshot, with the values of its key paths (sort keys first).
     /// - Complexity: O(log n + rows examined); a scan when no index covers the predicate.
-    /// With `ordered` (a sort on one attribute and a limit), a predicate no index narrows is
-    /// answered by walking an index on that attribute in sort order, stopping once `count` rows
-    /// matched (and the rows tied with the last one are in). With `limit` (no sort), the walk
-    /// stops once that many rows matched.
     /// Without `needsRows`, a row the search answers by its key alone (no residual, no key
     /// path to follow) is not read: its `FetchedRow` has no row.
-    func fetchRows(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
-                   ordered: (attribute: String, ascending: Bool, count: Int)? = nil, limit: Int? = nil,
-                   onProgress: ((Int) throws -> Void)? = nil, needsRows: Bool = true) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
+    func fetchRows(_ query: StoreQuery) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
         let found = FetchAccumulator()
-        found.needsRows = needsRows
-        let statistics = try walkMatches(info, predicate: predicate, includesSubentities: includesSubentities, keyPaths: keyPaths,
-                                         ordered: ordered, limit: limit, onProgress: onProgress, into: found, transaction: nil)
+        found.needsRows = query.needsRows
+        let statistics = try walkMatches(QueryPlanner.plan(query, store: self), predicate: query.predicate,
+                                         includesSubentities: query.includesSubentities, keyPaths: query.keyPaths,
+                                         onProgress: query.onProgress, into: found, transaction: nil)
         // Moved out, so the caller holds the only reference (appending then copies nothing).
         let result = found.rows
         found.rows = []
@@ -127,61 +41,52 @@ extension BTreeStore {
         let found = FetchAccumulator()
         found.keysOnly = true
         found.needsRows = false
-        _ = try walkMatches(info, predicate: predicate, includesSubentities: includesSubentities, keyPaths: [],
-                            ordered: nil, limit: nil, onProgress: nil, into: found, transaction: tx)
+        _ = try walkMatches(QueryPlanner.plan(predicate, for: info, store: self), predicate: predicate,
+                            includesSubentities: includesSubentities, keyPaths: [], onProgress: nil, into: found, transaction: tx)
         return found.keys
     }
 
-    /// Plans `predicate` and reads the matching rows into `found` (rows, or keys only), in
-    /// `transaction` when given, else in a snapshot of its own; returns what it did.
-    private func walkMatches(_ info: EntityInfo, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
-                             ordered: (attribute: String, ascending: Bool, count: Int)?, limit: Int?,
+    /// Reads the rows `plan` finds into `found` (rows, or keys only), evaluating what the plan
+    /// leaves of `predicate`, in `transaction` when given, else in a snapshot of its own;
+    /// returns what it did.
+    private func walkMatches(_ plan: QueryPlan, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
                              onProgress: ((Int) throws -> Void)?, into found: FetchAccumulator,
                              transaction: Transaction?) throws -> FetchStatistics {
-        var plan = QueryPlanner.plan(predicate, for: info, store: self)
-        // An ordered walk: index entries arrive in sort order (the sort column at `position` of
-        // the key), so the walk stops once `count` rows matched and the ties are in.
-        var orderedIndex: (index: EntityInfo.Index, ascending: Bool, count: Int, position: Int)?
-        if case .scan = plan.access, let ordered, let attribute = info.attribute(named: ordered.attribute),
-           let index = info.indexes.first(where: { $0.slots.first == attribute.slot && !$0.isNormalized && !$0.isText && !$0.isForeignKey }) {
-            orderedIndex = (index, ordered.ascending, ordered.count, 0)
-            plan = QueryPlan(entity: info, access: .index(index, [KeyRange.all]),
-                             usedConditions: [.text("ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)")])
-        } else if case .index(let index, let ranges) = plan.access, ranges.count == 1, !index.isNormalized, !index.isText, let ordered,
-                  let attribute = info.attribute(named: ordered.attribute), let predicate {
-            // One range under equalities on the leading columns: when the sort column comes
-            // next, the range itself is in sort order (the geo box does not qualify; a stop's
-            // departures after a time, sorted by time, do).
-            let equalities = Set(QueryPlanner.conjuncts(predicate).compactMap { conjunct -> Int? in
-                guard case .comparison(let comparison) = conjunct, let (slot, condition) = QueryPlanner.condition(comparison, info: info, store: self),
-                      case .equal = condition else { return nil }
-                return slot
-            })
-            let prefix = index.slots.prefix { equalities.contains($0) }.count
-            if prefix < index.slots.count, index.slots[prefix] == attribute.slot {
-                orderedIndex = (index, ordered.ascending, ordered.count, prefix)
-                plan.ordering = "ORDER BY \(ordered.attribute)\(ordered.ascending ? "" : " DESC") LIMIT \(ordered.count)"
-            }
-        }
+        var plan = plan
+        let info = plan.entity
+        let limit = plan.limit
         // Residual conditions run cheapest first, whatever order they were written in.
         var residual: ObjectPredicate?
         switch plan.residual {
         case .whole: residual = predicate?.orderedByCost()
         case .part(let rest): residual = rest?.orderedByCost()
         }
-        // A residual that reads no column of the candidate (`SUBQUERY(stopTimes, …)` when the
-        // index answers the rest) is checked before the row is read: only matches are read.
-        // Not when other conditions remain: cheap column checks should still go first.
-        let rowFree = residual?.readsOnlyToMany(of: info) ?? false
+        found.memberChecks = plan.memberChecks
+        /// Makes the rows decide the whole predicate (when the access path answered nothing).
+        func evaluateWhole() {
+            guard let predicate else { return }
+            let (checks, rest) = QueryPlanner.memberChecks(in: predicate, on: info, store: self)
+            found.memberChecks = checks
+            residual = rest?.orderedByCost()
+        }
+        // Member checks and a residual that reads no column of the candidate (a SUBQUERY the
+        // planner left to the evaluator) are checked before the row is read: only matches are
+        // read. Not when other conditions remain: cheap column checks should still go first.
+        let rowFree = residual?.readsOnlyToMany(of: info) ?? true
         // Nothing to evaluate or follow: the key says which rows match, and the row is read
         // only when asked for.
-        var keysSuffice = !found.needsRows && residual == nil && keyPaths.isEmpty
+        var keysSuffice = !found.needsRows && residual == nil && found.memberChecks.isEmpty && keyPaths.isEmpty
         // Counts and rows in a class (`found`): the per-entry closures below would otherwise
         // capture variables, and each access to one costs a run-time exclusivity check.
         do {
             func read(_ tx: Transaction) throws {
                 if transaction == nil { rowCache.observe(snapshot: tx.snapshotID) }
                 var evaluator = PredicateEvaluator(resolver: RowResolver(store: self, tx: tx))
+                /// Whether the row `key` passes every member check.
+                func passesMemberChecks(_ key: Int64) throws -> Bool {
+                    for check in found.memberChecks where try !check.passes(owner: key, store: self, tx: tx, evaluator: &evaluator) { return false }
+                    return true
+                }
                 /// Adds the row `key` of entity `code` without reading it (`keysSuffice`):
                 /// whether it is of the fetched entities.
                 @discardableResult
@@ -200,7 +105,7 @@ extension BTreeStore {
                     return true
                 }
                 /// Whether the row matched (and was added to the result).
-                /// `checked`: the residual already held (a row-free residual, checked before the read).
+                /// `checked`: the member checks and residual already held (checked before the read).
                 @discardableResult
                 func consider(_ key: Int64, _ row: StoredRow, checked: Bool = false) throws -> Bool {
                     found.examined += 1
@@ -217,11 +122,13 @@ extension BTreeStore {
                     let id = ObjectID(info: concrete, store: identifier, key: key)
                     // A subject only when a residual or a sort key path reads through it.
                     guard (!checked && residual != nil) || !keyPaths.isEmpty else {
+                        if !checked, !found.memberChecks.isEmpty, try !passesMemberChecks(key) { return false }
                         found.append(FetchedRow(id: id, row: row, values: []))
                         return true
                     }
                     let subject = RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)
                     if !checked, let residual, try !evaluator.evaluate(residual, subject) { return false }
+                    if !checked, !found.memberChecks.isEmpty, try !passesMemberChecks(key) { return false }
                     let values = try keyPaths.map { try evaluator.follow($0, from: .object(id), start: subject) }
                     found.append(FetchedRow(id: id, row: row, values: values))
                     return true
@@ -259,15 +166,15 @@ extension BTreeStore {
                         // Too common a term: every row is read once instead, and the whole
                         // predicate evaluated on it (the index answered nothing).
                         plan = QueryPlan(entity: info, access: .scan, usedConditions: [.text("\(search.index.tree) not used: its rarest prefix is in more than a quarter of the rows")])
-                        residual = predicate?.orderedByCost()
-                        keysSuffice = !found.needsRows && residual == nil && keyPaths.isEmpty
+                        evaluateWhole()
+                        keysSuffice = !found.needsRows && residual == nil && found.memberChecks.isEmpty && keyPaths.isEmpty
                         try scan()
                         break
                     }
                     found.examined += entries
                     if search.isExact && !complete {
                         // A probe left out: the rows decide the conjuncts the index did not.
-                        residual = predicate?.orderedByCost()
+                        evaluateWhole()
                         keysSuffice = false
                     }
                     if keysSuffice && info.rootCode == info.code && info.descendantCodes.count <= 1 {
@@ -324,8 +231,8 @@ extension BTreeStore {
                     // a captured variable costs a dynamic exclusivity check.
                     // The ordered walk's sort position and count only: binding the whole tuple
                     // per entry would copy (and retain) its index description.
-                    let ordering = orderedIndex.map { (position: $0.position, count: $0.count) }
-                    let reverse = orderedIndex?.ascending == false
+                    let ordering = plan.ordering.map { (position: $0.position, count: $0.count) }
+                    let reverse = plan.ordering?.ascending == false
                     let keys = keys, entityCode = info.code, rootCode = info.rootCode
                     let descendantCodes = includesSubentities ? info.descendantCodes : []
                     var matched = found.matched, skipped = 0
@@ -365,10 +272,16 @@ extension BTreeStore {
                             return true
                         }
                         var checked = false
-                        if rowFree, let residual, let concrete = model.infosByCode[code] {
-                            let subject = RowSubject(subjectID: ObjectID(info: concrete, store: identifier, key: pk), entity: concrete,
-                                                     row: nil, store: self, tx: tx)
-                            guard try evaluator.evaluate(residual, subject) else {
+                        if rowFree, !found.memberChecks.isEmpty || residual != nil, let concrete = model.infosByCode[code] {
+                            if let residual {
+                                let subject = RowSubject(subjectID: ObjectID(info: concrete, store: identifier, key: pk), entity: concrete,
+                                                         row: nil, store: self, tx: tx)
+                                guard try evaluator.evaluate(residual, subject) else {
+                                    skipped += 1
+                                    return true
+                                }
+                            }
+                            guard try passesMemberChecks(pk) else {
                                 skipped += 1
                                 return true
                             }
@@ -462,6 +375,8 @@ final class FetchAccumulator {
     @exclusivity(unchecked) var unread = 0
     /// Whether rows are wanted with their keys (see `fetchRows`'s `needsRows`).
     @exclusivity(unchecked) var needsRows = true
+    /// The plan's member checks (all of the predicate's, once the rows decide it all).
+    @exclusivity(unchecked) var memberChecks: [MemberCheck] = []
     /// How many rows met the predicate.
     @exclusivity(unchecked) private(set) var matched = 0
 

@@ -118,7 +118,7 @@ extension QueryPlanner {
             default: continue
             }
             guard let (_, condition) = QueryPlanner.condition(inner, info: destination, store: store), !meetsNull(condition) else { continue }
-            let plan = QueryPlanner.plan(.comparison(inner), for: destination, store: store)
+            let plan = QueryPlanner.accessPath(.comparison(inner), for: destination, store: store)
             guard case .index = plan.access else { continue }
             let link: String?
             switch relationship.kind {

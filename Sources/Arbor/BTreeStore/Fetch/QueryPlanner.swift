@@ -28,8 +28,22 @@ struct QueryPlan: CustomStringConvertible {
     /// What must still be evaluated on each row read: the whole predicate, or what is left
     /// after the conjuncts the index range and key filters answer exactly.
     var residual: Residual = .whole
-    /// An ordered walk of the range that stops at the limit (`ORDER BY name LIMIT 5`).
-    var ordering: String?
+    /// An ordered walk of the index that stops at the limit (see `QueryPlanner+Order`).
+    var ordering: OrderedWalk?
+    /// Without a sort: the walk stops once this many rows matched.
+    var limit: Int?
+    /// SUBQUERY existence conditions answered by the store per candidate (not in `residual`).
+    var memberChecks: [MemberCheck] = []
+
+    /// Index entries arrive in sort order (the sort column at `position` of the key): the walk
+    /// stops once `count` rows matched and the rows tied with the last one are in.
+    struct OrderedWalk {
+        let ascending: Bool
+        let count: Int
+        let position: Int
+        /// Shown after the search in `description` (nil when the conditions already say it).
+        let label: String?
+    }
 
     enum Residual {
         case whole
@@ -48,7 +62,7 @@ struct QueryPlan: CustomStringConvertible {
             return "MULTI-INDEX OR: " + branches.map(\.description).joined(separator: " ∪ ")
         case .index(let index, let ranges):
             return "SEARCH \(index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
-                + (ranges.count > 1 ? " × \(ranges.count) ranges" : "") + (ordering.map { " " + $0 } ?? "")
+                + (ranges.count > 1 ? " × \(ranges.count) ranges" : "") + (ordering?.label.map { " " + $0 } ?? "")
         case .rows(let keys):
             return "SEARCH \(entity.rowTree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
                 + (keys.count == 1 ? "" : " × \(keys.count) keys")
@@ -129,7 +143,17 @@ enum QueryPlanner {
         func contains(slot: Int) -> Bool { entries.contains { $0.slot == slot } }
     }
 
+    /// The plan for `predicate` on `info`: its access path, then the member checks the
+    /// store answers (see `MemberCheck`); what is left is evaluated on each row read.
     static func plan(_ predicate: ObjectPredicate?, for info: EntityInfo, store: BTreeStore) -> QueryPlan {
+        var plan = accessPath(predicate, for: info, store: store)
+        separateMemberChecks(&plan, predicate: predicate, store: store)
+        return plan
+    }
+
+    /// The access path for `predicate`: the index (or rows, related search, text search,
+    /// union of index searches) that covers it best, or a scan.
+    static func accessPath(_ predicate: ObjectPredicate?, for info: EntityInfo, store: BTreeStore) -> QueryPlan {
         guard let predicate else { return QueryPlan(entity: info, access: .scan, usedConditions: []) }
         // Each conjunct's column condition is worked out once and shared by every step below.
         let parts = conjuncts(predicate)
@@ -168,7 +192,7 @@ enum QueryPlanner {
             // An OR among the conjuncts whose every branch has an index is a union of index
             // searches (rows found twice are read once).
             for case .or(let branches) in parts {
-                let plans = branches.map { QueryPlanner.plan($0, for: info, store: store) }
+                let plans = branches.map { accessPath($0, for: info, store: store) }
                 if plans.allSatisfy({ if case .index = $0.access { return true } else { return false } }) {
                     return QueryPlan(entity: info, access: .union(plans), usedConditions: [])
                 }

@@ -17,7 +17,7 @@ final class MemberProbePlan {
 
     init?(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate, store: BTreeStore) {
         guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName),
-              let inverse = destination.relationship(named: relationship.description.inverse),
+              let inverse = destination.inverse(of: relationship),
               let index = destination.indexes.first(where: { $0.slots.count >= 2 && $0.slots[0] == inverse.slot && !$0.isForeignKey && !$0.isText })
         else { return nil }
         let parts = QueryPlanner.conjuncts(predicate)
@@ -75,40 +75,23 @@ final class MemberProbePlan {
     }
 }
 
-extension RowSubject {
-    /// The store probes read (plans are made per store).
-    var storeIdentity: ObjectIdentifier { ObjectIdentifier(store) }
-
-    /// Through a compound index led by the inverse foreign key when one serves `predicate`
-    /// (`probeExists`), else by filtering the members' row bytes (`anyMember`).
-    func existsMember(through relationship: EntityInfo.Relationship, meeting predicate: ObjectPredicate,
-                      access: inout PredicateEvaluator.SubqueryAccess?, evaluator: inout PredicateEvaluator) throws -> Bool? {
-        if access?.store != storeIdentity {
-            let probe = memberProbePlan(relationship, predicate: predicate)
-            access = (storeIdentity, probe, probe == nil ? memberFilter(relationship, predicate: predicate) : nil)
-        }
-        if let plan = access?.probe { return try probeExists(plan, evaluator: &evaluator) }
-        if let filter = access?.filter { return try anyMember(relationship, passes: filter, else: predicate, evaluator: &evaluator) }
-        return nil
-    }
-
-    /// A filter on the row bytes of `relationship`'s members meeting `predicate`; nil when the
-    /// predicate is not a conjunction of exact comparisons of their own attributes.
-    func memberFilter(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> RowFilter? {
-        guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName) else { return nil }
-        return RowFilter(predicate, info: destination, store: store)
-    }
+/// The members of one owner's one-to-many relationship, searched inside one read transaction.
+struct OwnerMembers {
+    /// The owner's primary key.
+    let owner: Int64
+    let store: BTreeStore
+    let tx: Transaction
 
     /// Whether some member passes `filter` (rows it cannot filter are evaluated with
-    /// `predicate`), reading members through the foreign-key index until one does; nil when
-    /// the relationship has no foreign-key index.
+    /// `predicate`), reading members through the foreign-key index until one does (false
+    /// when the relationship has none: `MemberCheck` plans this only when it has).
     /// O(log n) per member read, stopping at the first that passes: members whose rows are in
     /// memory first (in foreign-key order), then the others.
     func anyMember(_ relationship: EntityInfo.Relationship, passes filter: RowFilter, else predicate: ObjectPredicate,
-                   evaluator: inout PredicateEvaluator) throws -> Bool? {
+                   evaluator: inout PredicateEvaluator) throws -> Bool {
         guard relationship.kind == .oneToMany, let destination = store.model.info(named: relationship.destinationName),
-              let inverse = destination.relationship(named: relationship.description.inverse),
-              let foreignKeys = inverse.foreignKeyTree else { return nil }
+              let inverse = destination.inverse(of: relationship),
+              let foreignKeys = inverse.foreignKeyTree else { return false }
         let rowTree = try tx.tree(destination.rowTree)
         /// Whether `member`'s row meets the whole predicate (for rows the filter cannot tell).
         func meetsWhole(_ member: Int64, code: UInt16) throws -> Bool {
@@ -117,10 +100,10 @@ extension RowSubject {
             let subject = RowSubject(subjectID: id, entity: store.model.infosByCode[row.entityCode] ?? id.info, row: row, store: store, tx: tx)
             return try evaluator.evaluate(predicate, subject)
         }
-        let owner = store.keys.ownerPrefix(subjectID.primaryKey)
+        let ownerPrefix = store.keys.ownerPrefix(owner)
         // Every entry in the range starts with the owner's component: the walk to the member's
         // key (the last component) starts after it.
-        let ownerLength = owner.count
+        let ownerLength = ownerPrefix.count
         // One member meeting the condition is the answer, whichever it is: members whose rows
         // are in memory and that the filter decides go first, then those it cannot decide, and
         // the others (each a file read) only if none of those meets it. Members of one owner
@@ -130,7 +113,7 @@ extension RowSubject {
         let walk = MemberWalk()
         // Counted once (the statistics take a lock).
         defer { store.rowCache.noteRowsRead(walk.read) }
-        try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(owner)) { key, value in
+        try tx.tree(foreignKeys).forEachUnsafe(in: .prefix(ownerPrefix)) { key, value in
             guard let start = TupleKey.lastComponentStart(in: key, from: ownerLength),
                   let code = store.keys.entryCode(from: value, root: destination.rootCode) else {
                 throw StoreError.corruptRow(location: foreignKeys, detail: "malformed relationship entry")
@@ -177,13 +160,7 @@ extension RowSubject {
         return false
     }
 
-    /// How to probe `relationship` for members meeting `predicate`, whatever the owner; nil
-    /// when no index helps. Made once per fetch and used for every candidate.
-    func memberProbePlan(_ relationship: EntityInfo.Relationship, predicate: ObjectPredicate) -> MemberProbePlan? {
-        MemberProbePlan(relationship, predicate: predicate, store: store)
-    }
-
-    /// Whether an entry of the plan's index under this subject's key passes the plan's ranges
+    /// Whether an entry of the plan's index under the owner's key passes the plan's ranges
     /// and key filters and its row meets the residual predicate. O(log n + entries visited).
     func probeExists(_ plan: MemberProbePlan, evaluator: inout PredicateEvaluator) throws -> Bool {
         let entries = try tx.tree(plan.index.tree)
@@ -192,7 +169,7 @@ extension RowSubject {
             // departure window): any entry in them is the answer, found in one descent each.
             // Locals for the closures: capturing `self` would copy the subject (a retain per part).
             let keys = store.keys, entities = store.model.infosByCode, root = plan.destination.rootCode
-            let owner = subjectID.primaryKey
+            let owner = self.owner
             func isEntry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
                 guard let code = keys.entryCode(from: value, root: root), entities[code] != nil else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
@@ -208,13 +185,13 @@ extension RowSubject {
             }
             return false
         }
-        let owner = store.keys.ownerPrefix(subjectID.primaryKey)
+        let ownerPrefix = store.keys.ownerPrefix(owner)
         let rows = try tx.tree(plan.destination.rowTree).makeCursor()
         var read = 0
         defer { store.rowCache.noteRowsRead(read) }
         for tail in plan.tailRanges {
             var found = false
-            let range = plan.withBounds(tail, owner: subjectID.primaryKey, keys: store.keys) { lower, lowerInclusive, upper, upperInclusive in
+            let range = plan.withBounds(tail, owner: owner, keys: store.keys) { lower, lowerInclusive, upper, upperInclusive in
                 KeyRange(lower: .init(Array(lower), inclusive: lowerInclusive), upper: upper.map { .init(Array($0), inclusive: upperInclusive) })
             }
             try entries.forEachUnsafe(in: range) { key, value in
@@ -229,7 +206,7 @@ extension RowSubject {
                 }
                 // The member's key ends the entry: parsed only when its row is read, walking
                 // from past the owner's component (every entry in the range starts with it).
-                guard let start = TupleKey.lastComponentStart(in: key, from: owner.count), let pk = IndexKeys.integer(in: key, at: start) else {
+                guard let start = TupleKey.lastComponentStart(in: key, from: ownerPrefix.count), let pk = IndexKeys.integer(in: key, at: start) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
                 guard let row = try store.withRow(rows, pk, endingEntry: key, at: start, {
@@ -246,122 +223,6 @@ extension RowSubject {
             if found { return true }
         }
         return false
-    }
-}
-
-extension ObjectPredicate {
-    /// The predicate with `$variable.path` replaced by `path` (evaluated on the member itself).
-    func replacingVariable(_ variable: String) -> ObjectPredicate {
-        switch self {
-        case .true, .false: return self
-        case .and(let parts): return .and(parts.map { $0.replacingVariable(variable) })
-        case .or(let parts): return .or(parts.map { $0.replacingVariable(variable) })
-        case .not(let part): return .not(part.replacingVariable(variable))
-        case .comparison(var comparison):
-            comparison.left = comparison.left.replacingVariable(variable)
-            comparison.right = comparison.right.replacingVariable(variable)
-            return .comparison(comparison)
-        }
-    }
-
-    /// Whether the predicate still mentions `$variable` (then it cannot be evaluated on the
-    /// member alone).
-    func mentions(_ variable: String) -> Bool {
-        switch self {
-        case .true, .false: return false
-        case .and(let parts), .or(let parts): return parts.contains { $0.mentions(variable) }
-        case .not(let part): return part.mentions(variable)
-        case .comparison(let comparison): return comparison.left.mentions(variable) || comparison.right.mentions(variable)
-        }
-    }
-
-    /// Whether evaluating the predicate on an object of `info` reads none of the object's
-    /// columns: every key path it follows from the object starts with a to-many relationship
-    /// (whose members come from the relationship's index), as in
-    /// `SUBQUERY(stopTimes, $x, $x.departureTime > %@).@count != 0`.
-    func readsOnlyToMany(of info: EntityInfo) -> Bool {
-        switch self {
-        case .true, .false: return true
-        case .and(let parts), .or(let parts): return parts.allSatisfy { $0.readsOnlyToMany(of: info) }
-        case .not(let part): return part.readsOnlyToMany(of: info)
-        case .comparison(let comparison):
-            return comparison.left.readsOnlyToMany(of: info) && comparison.right.readsOnlyToMany(of: info)
-        }
-    }
-
-    /// The same predicate with the parts of every AND ordered cheapest first: own attributes,
-    /// then to-one paths, then string patterns, then to-many paths, aggregates and subqueries.
-    func orderedByCost() -> ObjectPredicate {
-        switch self {
-        case .and(let parts): return .and(parts.map { $0.orderedByCost() }.enumerated()
-                                            .sorted { ($0.element.cost, $0.offset) < ($1.element.cost, $1.offset) }.map(\.element))
-        case .or(let parts): return .or(parts.map { $0.orderedByCost() })
-        case .not(let part): return .not(part.orderedByCost())
-        default: return self
-        }
-    }
-
-    var cost: Int {
-        switch self {
-        case .true, .false: return 0
-        case .and(let parts), .or(let parts): return parts.reduce(0) { $0 + $1.cost }
-        case .not(let part): return part.cost
-        case .comparison(let comparison):
-            let operatorCost = [.like, .matches, .contains, .endsWith, .wordsBeginWith].contains(comparison.op) ? 4 : 1
-            let quantifier = comparison.modifier == .direct ? 0 : 40
-            return operatorCost + quantifier + comparison.left.cost + comparison.right.cost
-        }
-    }
-}
-
-extension PredicateExpression {
-    /// See `ObjectPredicate.readsOnlyToMany(of:)`. A subquery's own predicate is evaluated on
-    /// the members, so only its collection counts.
-    func readsOnlyToMany(of info: EntityInfo) -> Bool {
-        switch self {
-        case .constant, .object, .variable, .variablePath: return true
-        case .evaluatedObject: return false  // compared as a whole object: not worth the special case
-        case .keyPath(let path):
-            guard let first = path.first, let relationship = info.relationship(named: first) else { return false }
-            return relationship.kind != .toOne
-        case .list(let items): return items.allSatisfy { $0.readsOnlyToMany(of: info) }
-        case .aggregate(_, let collection, _): return collection.readsOnlyToMany(of: info)
-        case .subquery(let collection, _, _): return collection.readsOnlyToMany(of: info)
-        }
-    }
-
-    func replacingVariable(_ variable: String) -> PredicateExpression {
-        switch self {
-        case .variablePath(let name, let path) where name == variable: return .keyPath(path)
-        case .variable(let name) where name == variable: return .evaluatedObject
-        case .list(let items): return .list(items.map { $0.replacingVariable(variable) })
-        case .aggregate(let function, let collection, let key): return .aggregate(function, collection: collection.replacingVariable(variable), key: key)
-        case .subquery(let collection, let inner, let predicate):
-            guard inner != variable else { return .subquery(collection: collection.replacingVariable(variable), variable: inner, predicate: predicate) }
-            return .subquery(collection: collection.replacingVariable(variable), variable: inner, predicate: predicate.replacingVariable(variable))
-        default: return self
-        }
-    }
-
-    func mentions(_ variable: String) -> Bool {
-        switch self {
-        case .variablePath(let name, _), .variable(let name): return name == variable
-        case .list(let items): return items.contains { $0.mentions(variable) }
-        case .aggregate(_, let collection, _): return collection.mentions(variable)
-        case .subquery(let collection, let inner, let predicate):
-            return collection.mentions(variable) || (inner != variable && predicate.mentions(variable))
-        default: return false
-        }
-    }
-
-    var cost: Int {
-        switch self {
-        case .constant, .object, .variable, .evaluatedObject: return 0
-        case .list(let items): return items.reduce(0) { $0 + $1.cost }
-        case .keyPath(let path), .variablePath(_, let path): return path.count <= 1 ? 0 : 5 * (path.count - 1)
-        case .aggregate(_, let collection, _): return 50 + collection.cost
-        case .subquery(let collection, _, let predicate): return 100 + collection.cost + predicate.cost
-        }
     }
 }
 

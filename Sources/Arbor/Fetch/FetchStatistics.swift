@@ -1,0 +1,56 @@
+/// What a store fetch did, for `explain` and tests.
+public struct FetchStatistics: Equatable, Sendable {
+    /// The access path, in the spirit of SQLite's EXPLAIN QUERY PLAN.
+    public var plan: String {
+        get { planText.text }
+        set { planText = PlanText(text: newValue) }
+    }
+    /// Formatted when read: most fetches never look at their plan.
+    private var planText: PlanText
+    /// Index entries or rows visited.
+    public var rowsExamined: Int
+    /// Rows that met the predicate.
+    public var rowsMatched: Int
+    /// When the plan read many more rows than matched: which index would help.
+    public var suggestion: String?
+
+    /// Statistics of a fetch that used no plan of the planner (a store in memory).
+    init(planText: String, rowsExamined: Int, rowsMatched: Int) {
+        self.planText = PlanText(text: planText)
+        self.rowsExamined = rowsExamined
+        self.rowsMatched = rowsMatched
+        suggestion = nil
+    }
+
+    /// Statistics of a fetch by `plan`, whose description is formatted only when read.
+    init(plan: some CustomStringConvertible, rowsExamined: Int, rowsMatched: Int, suggestion: String?) {
+        planText = PlanText(plan: plan)
+        self.rowsExamined = rowsExamined
+        self.rowsMatched = rowsMatched
+        self.suggestion = suggestion
+    }
+
+    public static func == (a: FetchStatistics, b: FetchStatistics) -> Bool {
+        a.rowsExamined == b.rowsExamined && a.rowsMatched == b.rowsMatched && a.suggestion == b.suggestion && a.plan == b.plan
+    }
+
+    /// A plan's text, formatted from the plan each time it is read: only `explain` and the
+    /// debug log read it, and a cache would cost every fetch a lock.
+    private final class PlanText: Sendable {
+        // Plans are immutable (their key filters too); only their description is ever read.
+        private nonisolated(unsafe) let plan: (any CustomStringConvertible)?
+        private let fixed: String?
+
+        init(plan: some CustomStringConvertible) {
+            self.plan = plan
+            fixed = nil
+        }
+
+        init(text: String) {
+            plan = nil
+            fixed = text
+        }
+
+        var text: String { fixed ?? plan?.description ?? "" }
+    }
+}
