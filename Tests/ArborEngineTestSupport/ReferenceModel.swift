@@ -171,19 +171,25 @@ public final class DifferentialRunner {
         steps += 1
         switch operation {
         case .put(let t, let key, let value):
-            try tree(t, in: try writer()).put(key, value)
+            let tree = try tree(t, in: try writer())
+            try tree.put(key, value)
             model.working[Operation.treeNames[t], default: [:]][key] = value
+            try checkInvariants(tree, operation)
         case .delete(let t, let key):
-            let removed = try tree(t, in: try writer()).delete(key)
+            let tree = try tree(t, in: try writer())
+            let removed = try tree.delete(key)
             let expected = model.working[Operation.treeNames[t], default: [:]].removeValue(forKey: key) != nil
             if removed != expected { throw fail(operation, "delete returned \(removed), model \(expected)") }
+            try checkInvariants(tree, operation)
         case .batch(let t, let changes):
             var batch = TreeChanges()
             for change in changes {
                 if let value = change.value { batch.put(change.key, value) } else { batch.delete(change.key) }
                 model.working[Operation.treeNames[t], default: [:]][change.key] = change.value
             }
-            try tree(t, in: try writer()).apply(batch)
+            let tree = try tree(t, in: try writer())
+            try tree.apply(batch)
+            try checkInvariants(tree, operation)
         case .get(let t, let key):
             let got = try tree(t, in: try writer()).get(key)
             let expected = model.working[Operation.treeNames[t]]?[key]
@@ -225,6 +231,13 @@ public final class DifferentialRunner {
             if try writer.hasTree(Operation.treeNames[t]) { try writer.dropTree(Operation.treeNames[t]) }
             model.working[Operation.treeNames[t]] = nil
         }
+    }
+
+    /// The tree's structural invariants after a change (debug builds: `Tree.checkInvariants`).
+    func checkInvariants(_ tree: Tree, _ operation: Operation) throws {
+        #if DEBUG
+        do { try tree.checkInvariants() } catch { throw fail(operation, "invariant broken: \(error)") }
+        #endif
     }
 
     /// Compares every committed tree with the model through a fresh read transaction.
