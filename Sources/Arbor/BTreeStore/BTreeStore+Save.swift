@@ -344,13 +344,7 @@ final class SaveWriter: SaveRequestWriter {
             last = max(last, IndexKeys.orderComponent(key) ?? 0)
             return true
         }
-        for member in change.added {
-            guard let id = resolve(member, from: owner, key: change.relationship), present.insert(id.primaryKey).inserted else { continue }
-            var order: Int64 = 0
-            if ordered {
-                last += IndexKeys.orderStep
-                order = last
-            }
+        for (id, order) in joinAdditions(change, owner: owner, ordered: ordered, present: &present, last: &last) {
             try tree.put(store.keys.joinKey(side: side, owner: owner.primaryKey, order: order, member: id.primaryKey),
                          IndexKeys.codeValue(id.info.code))
         }

@@ -148,6 +148,20 @@ extension SaveRequestWriter {
         return next
     }
 
+    /// The members `change` adds to one side of a join that are not in it yet (`present`,
+    /// updated), each with its order key: after `last` (updated) when the list is ordered, 0
+    /// otherwise. Both stores append join members by this rule.
+    func joinAdditions(_ change: SaveRequest.JoinChange, owner: ObjectID, ordered: Bool,
+                       present: inout Set<Int64>, last: inout Int64) -> [(id: ObjectID, order: Int64)] {
+        var additions: [(id: ObjectID, order: Int64)] = []
+        for member in change.added {
+            guard let id = resolve(member, from: owner, key: change.relationship), present.insert(id.primaryKey).inserted else { continue }
+            if ordered { last += IndexKeys.orderStep }
+            additions.append((id, ordered ? last : 0))
+        }
+        return additions
+    }
+
     /// The owner's ordered relationship `name`: its inverse's foreign-key tree and order slot.
     private func orderedInverse(_ owner: ObjectID, _ name: String) -> (tree: String, slot: Int)? {
         guard let relationship = owner.info.relationship(named: name),

@@ -206,13 +206,7 @@ final class InMemorySaveWriter: SaveRequestWriter {
             list.removeAll { removed.contains($0.key) }
             var last = list.map(\.order).max() ?? 0
             var present = Set(list.map(\.key))
-            for member in change.added {
-                guard let id = resolve(member, from: owner, key: change.relationship), present.insert(id.primaryKey).inserted else { continue }
-                var order: Int64 = 0
-                if ordered {
-                    last += IndexKeys.orderStep
-                    order = last
-                }
+            for (id, order) in joinAdditions(change, owner: owner, ordered: ordered, present: &present, last: &last) {
                 list.append(InMemoryStore.JoinMember(order: order, key: id.primaryKey, code: id.info.code))
             }
         }
