@@ -41,7 +41,7 @@ extension ManagedObjectContext {
 
     /// Notes that `object` has unsaved changes (for observers too).
     func markChanged(_ object: ManagedObject) {
-        if noticed != nil { notice(object) }
+        notice(object)
         changed.mark(object)
     }
 

@@ -28,51 +28,94 @@ final class ObjectsChangeObservation {
     deinit { cancel() }
 }
 
+/// A context's objects-did-change observers and what they have not heard yet. Changes are
+/// gathered only while someone observes, so contexts without observers pay one branch a write.
+struct ObjectsChangeNotifier {
+    /// Objects changed since observers last heard (nil while nobody observes).
+    private(set) var pending: ContextObjectsChange?
+    private var observers: [Int: (ContextObjectsChange) -> Void] = [:]
+    private var nextKey = 0
+
+    var isObserved: Bool { pending != nil }
+
+    mutating func add(_ body: @escaping (ContextObjectsChange) -> Void) -> Int {
+        nextKey += 1
+        observers[nextKey] = body
+        if pending == nil { pending = ContextObjectsChange() }
+        return nextKey
+    }
+
+    mutating func remove(_ key: Int) {
+        observers[key] = nil
+        if observers.isEmpty { pending = nil }
+    }
+
+    /// Notes `object`, registered under `id`, as changed.
+    mutating func notice(_ id: ObjectID, _ object: ManagedObject?) {
+        guard pending != nil else { return }
+        pending?.objects[id] = .some(object)
+    }
+
+    /// Notes `id` as changed unless it is noted already (with its object).
+    mutating func noticeIfNew(_ id: ObjectID, _ object: @autoclosure () -> ManagedObject?) {
+        guard pending != nil, pending?.objects[id] == nil else { return }
+        pending?.objects[id] = .some(object())
+    }
+
+    mutating func noticePermanentIDs(_ permanentIDs: [ObjectID: ObjectID]) {
+        guard pending != nil, !permanentIDs.isEmpty else { return }
+        pending?.permanentIDs.merge(permanentIDs) { _, new in new }
+    }
+
+    /// Notes a change observers cannot follow object by object.
+    mutating func noticeEverything() {
+        pending?.needsRefetch = true
+    }
+
+    /// The gathered change and the observers to tell, in the order they registered; nil when
+    /// there is nothing to tell. Gathering starts over.
+    mutating func takeDelivery() -> (change: ContextObjectsChange, observers: [(ContextObjectsChange) -> Void])? {
+        guard let change = pending, !change.isEmpty else { return nil }
+        pending = ContextObjectsChange()
+        return (change, observers.sorted { $0.key < $1.key }.map(\.value))
+    }
+}
+
 extension ManagedObjectContext {
-    /// Calls `body` on the context's queue with each batch of object changes. Changes are noted
-    /// only while someone observes, so contexts without observers pay nothing.
+    /// Calls `body` on the context's queue with each batch of object changes.
     func addObjectsChangeObserver(_ body: @escaping (ContextObjectsChange) -> Void) -> ObjectsChangeObservation {
-        nextObserverKey += 1
-        let key = nextObserverKey
-        objectsChangeObservers[key] = body
-        if noticed == nil { noticed = ContextObjectsChange() }
+        let key = objectsDidChange.add(body)
         return ObjectsChangeObservation { [weak self] in
             guard let self else { return }
             // The observer may go away on another thread: the context's state changes on its queue.
-            let remove: @Sendable () -> Void = { [weak self] in
-                guard let self else { return }
-                self.objectsChangeObservers[key] = nil
-                if self.objectsChangeObservers.isEmpty { self.noticed = nil }
-            }
+            let remove: @Sendable () -> Void = { [weak self] in self?.objectsDidChange.remove(key) }
             if self.isOnQueue { remove() } else { self.queue.async(execute: remove) }
         }
     }
 
     /// Notes that `object` may have changed (called by every write, insert and delete).
     func notice(_ object: ManagedObject) {
-        guard noticed != nil else { return }
-        noticed?.objects[object.objectID] = object
+        objectsDidChange.notice(object.objectID, object)
     }
 
     /// Notes a change observers cannot follow object by object.
     func noticeEverything() {
-        noticed?.needsRefetch = true
+        objectsDidChange.noticeEverything()
     }
 
     /// Tells observers what changed since they last heard. Called at the end of each outermost
     /// `perform` / `performAndWait` block, before a save and after a merge; call it yourself after
     /// changes made outside those (Core Data's `processPendingChanges`).
     public func processPendingChanges() {
-        guard let change = noticed, !change.isEmpty else { return }
-        noticed = ContextObjectsChange()
-        for observer in objectsChangeObservers.sorted(by: { $0.key < $1.key }).map(\.value) { observer(change) }
+        guard let delivery = objectsDidChange.takeDelivery() else { return }
+        for observer in delivery.observers { observer(delivery.change) }
     }
 
     /// Notes IDs that changed outside this context (a merged save) and tells observers.
     func noticeMerged(_ ids: Set<ObjectID>, permanentIDs: [ObjectID: ObjectID]) {
-        guard noticed != nil else { return }
-        for id in ids where noticed?.objects[id] == nil { noticed?.objects[id] = .some(registeredObject(for: id)) }
-        noticed?.permanentIDs.merge(permanentIDs) { _, new in new }
+        guard objectsDidChange.isObserved else { return }
+        for id in ids { objectsDidChange.noticeIfNew(id, self.registeredObject(for: id)) }
+        objectsDidChange.noticePermanentIDs(permanentIDs)
         processPendingChanges()
     }
 }

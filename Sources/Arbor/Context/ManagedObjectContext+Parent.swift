@@ -8,18 +8,6 @@ struct ParentState {
     var version: UInt64?
 }
 
-/// One object's changes, pushed by a child's save into its parent.
-struct ChildChange {
-    var id: ObjectID
-    var inserted: Bool
-    var deleted: Bool
-    /// Changed column slots (every slot for an inserted object) and their values.
-    var values: [(slot: Int, value: PropertyValue)]
-    /// Changed to-many relationships: slot, the whole current member list, and whether the
-    /// child rearranged the order.
-    var toMany: [(slot: Int, members: [ObjectID], reordered: Bool)]
-}
-
 extension ManagedObjectContext {
     // MARK: Reading through the parent (run on the parent's queue)
 
@@ -87,27 +75,10 @@ extension ManagedObjectContext {
     func saveIntoParent(_ parent: ManagedObjectContext) throws {
         guard hasChanges else { return }
         try prepareChangesForSave()
-        let saved = Array(changed.values)
-        var changes: [ChildChange] = []
-        var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ObjectID] = []
-        for object in saved where object.hasChanges {
-            let info = object.info
-            if object.deletedFlag {
-                changes.append(ChildChange(id: object.objectID, inserted: false, deleted: true, values: [], toMany: []))
-                deleted.append(object.objectID)
-                continue
-            }
-            let slots = object.insertedFlag ? Array(0..<info.columnCount) : object.changes.slots
-            let values = slots.map { (slot: $0, value: currentValue(object, slot: $0)) }
-            var toMany: [(slot: Int, members: [ObjectID], reordered: Bool)] = []
-            for relationship in info.relationships where relationship.kind != .toOne {
-                guard let state = object.toMany[relationship.slot], state.isChanged else { continue }
-                toMany.append((relationship.slot, members(object, relationship), state.orderChanged))
-            }
-            changes.append(ChildChange(id: object.objectID, inserted: object.insertedFlag, deleted: false, values: values, toMany: toMany))
-            if object.insertedFlag { inserted.append(object) } else { updated.append(object) }
-        }
-        let notification = didSaveNotification(inserted: inserted, updated: updated, deleted: deleted)
+        let plan = ChildSavePlan(self)
+        let saved = plan.objects
+        let notification = didSaveNotification(inserted: plan.inserted, updated: plan.updated, deleted: plan.deleted)
+        let changes = plan.changes
         parent.performAndWait { parent.receive(changes, notification: notification) }
 
         // The pushed state is now this context's committed state.

@@ -58,10 +58,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// ID became (`savedTemporaryIDs`), so children holding the temporary ID still find the object.
     let hasChildren = Locked(false)
     var savedTemporaryIDs: [ObjectID: ObjectID] = [:]
-    /// Objects changed since observers last heard (nil while nobody observes).
-    var noticed: ContextObjectsChange?
-    var objectsChangeObservers: [Int: (ContextObjectsChange) -> Void] = [:]
-    var nextObserverKey = 0
+    /// Objects-did-change observers (fetched results controllers) and what they have not heard.
+    var objectsDidChange = ObjectsChangeNotifier()
     /// Nesting of `perform` blocks on the queue: changes are processed when the outermost ends.
     private var performDepth = 0
 
@@ -140,7 +138,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         performDepth += 1
         defer {
             performDepth -= 1
-            if performDepth == 0, noticed != nil { processPendingChanges() }
+            if performDepth == 0, objectsDidChange.isObserved { processPendingChanges() }
         }
         return try body()
     }

@@ -10,101 +10,14 @@ extension ManagedObjectContext {
     ///   grouped by when grouping.
     public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: Any]] {
         guard let info = model?.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
-        var properties = request.propertiesToFetch
-        if properties.isEmpty {
-            properties = (request.propertiesToGroupBy.isEmpty ? info.attributes.map(\.description.name) : request.propertiesToGroupBy)
-                .map(FetchProperty.key)
+        let shaping = try DictionaryFetch(request, info: info)
+        if let counted = try countsThroughForeignKey(request, info: info, properties: shaping.properties) { return counted }
+        let rows = try execute(shaping.rowRequest, extraKeyPaths: shaping.extraKeyPaths).entries
+        var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
+        return try shaping.dictionaries(from: rows) { group in
+            guard let having = request.havingPredicate else { return true }
+            return try evaluator.evaluate(having, group)
         }
-        let grouping = !request.propertiesToGroupBy.isEmpty
-        let aggregating = properties.contains { $0.function != nil }
-        if grouping {
-            for property in properties where property.function == nil && !request.propertiesToGroupBy.contains(property.keyPath) {
-                throw ObjectPredicateError.unsupported("\(property.keyPath) must be in propertiesToGroupBy or be an aggregate")
-            }
-        }
-        if let counted = try countsThroughForeignKey(request, info: info, properties: properties) { return counted }
-        let valuePaths = properties.filter { $0.keyPath != "SELF" }.map(\.keyPath)
-        let extra = request.propertiesToGroupBy + valuePaths
-        var unpaged = request
-        unpaged.fetchOffset = 0
-        unpaged.fetchLimit = 0
-        let entries = try execute(unpaged, extraKeyPaths: extra).entries
-        let base = request.sortDescriptors.count
-        func value(_ entry: FetchedRow, _ keyPath: String) -> PredicateValue {
-            if keyPath == "SELF" { return .object(entry.id) }
-            guard let position = extra.firstIndex(of: keyPath) else { return .null }
-            return entry.values[base + position]
-        }
-
-        var dictionaries: [[String: Any]] = []
-        var keys: [[PredicateValue]] = []
-        if grouping || aggregating {
-            // Groups in first-seen order.
-            var order: [String] = []
-            var groups: [String: [FetchedRow]] = [:]
-            for entry in entries {
-                let key = grouping ? request.propertiesToGroupBy.map { Self.groupKey(value(entry, $0)) }.joined(separator: "\u{1F}") : ""
-                if groups[key] == nil { order.append(key) }
-                groups[key, default: []].append(entry)
-            }
-            if order.isEmpty && !grouping { order = [""] }
-            for key in order {
-                let members = groups[key] ?? []
-                var dictionary: [String: Any] = [:]
-                var row: [PredicateValue] = []
-                for property in properties {
-                    let result: PredicateValue
-                    if let function = property.function {
-                        let values = members.map { value($0, property.keyPath) }
-                        if function == .count {
-                            result = .scalar(.int(Int64(values.filter { !Self.isNull($0) }.count)))
-                        } else {
-                            let scalars = values.compactMap { value -> AttributeValue? in
-                                if case .scalar(let scalar) = value, !scalar.isNull { return scalar }
-                                return nil
-                            }
-                            result = .scalar(PredicateEvaluator.aggregate(function, scalars))
-                        }
-                    } else {
-                        result = members.first.map { value($0, property.keyPath) } ?? .null
-                    }
-                    row.append(result)
-                    if let any = Self.anyValue(result) { dictionary[property.name] = any }
-                }
-                dictionaries.append(dictionary)
-                keys.append(row)
-            }
-            if let having = request.havingPredicate {
-                let subject = DictionarySubject.entity(names: properties.map(\.name))
-                var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
-                var kept: [[String: Any]] = []
-                for (dictionary, row) in zip(dictionaries, keys) {
-                    if try evaluator.evaluate(having, DictionarySubject(entity: subject, values: row)) { kept.append(dictionary) }
-                }
-                dictionaries = kept
-            }
-        } else {
-            var seen: Set<String> = []
-            for entry in entries {
-                var dictionary: [String: Any] = [:]
-                var identity: [String] = []
-                for property in properties {
-                    let result = value(entry, property.keyPath)
-                    identity.append(Self.groupKey(result))
-                    if let any = Self.anyValue(result) { dictionary[property.name] = any }
-                }
-                if request.returnsDistinctResults, !seen.insert(identity.joined(separator: "\u{1F}")).inserted { continue }
-                dictionaries.append(dictionary)
-            }
-        }
-        if request.returnsDistinctResults && (grouping || aggregating) {
-            var seen: Set<String> = []
-            dictionaries = dictionaries.filter { seen.insert($0.keys.sorted().map { "\($0)=\(String(describing: $0))" }.joined()).inserted }
-        }
-        let start = min(max(request.fetchOffset, 0), dictionaries.count)
-        var end = dictionaries.count
-        if request.fetchLimit > 0 { end = min(end, start + request.fetchLimit) }
-        return Array(dictionaries[start..<end])
     }
 
     /// Objects per to-one target (`propertiesToGroupBy = ["stop"]` with counts) answered from
@@ -130,60 +43,8 @@ extension ManagedObjectContext {
                 dictionaries.append(dictionary)
             }
         }
-        let start = min(max(request.fetchOffset, 0), dictionaries.count)
-        var end = dictionaries.count
-        if request.fetchLimit > 0 { end = min(end, start + request.fetchLimit) }
-        return Array(dictionaries[start..<end])
+        return DictionaryFetch.paged(dictionaries, request)
     }
-
-    static func isNull(_ value: PredicateValue) -> Bool {
-        switch value {
-        case .scalar(let scalar): return scalar.isNull
-        case .object(let id): return id == nil
-        case .many: return false
-        }
-    }
-
-    static func anyValue(_ value: PredicateValue) -> Any? {
-        switch value {
-        case .scalar(let scalar): return scalar.anyValue
-        case .object(let id): return id
-        case .many(let items): return items.compactMap(anyValue)
-        }
-    }
-
-    /// A string that is equal for equal values (groups, distinct results).
-    static func groupKey(_ value: PredicateValue) -> String {
-        switch value {
-        case .scalar(let scalar): return "v:" + scalar.description
-        case .object(let id): return "o:" + (id?.description ?? "nil")
-        case .many(let items): return "[" + items.map(groupKey).joined(separator: ",") + "]"
-        }
-    }
-}
-
-/// A result dictionary seen by a having predicate: its keys are attributes.
-struct DictionarySubject: PredicateSubject {
-    let entity: EntityInfo
-    let values: [PredicateValue]
-
-    var subjectID: ObjectID { ObjectID(info: entity, store: nil, key: 0) }
-
-    static func entity(names: [String]) -> EntityInfo {
-        let attributes = names.enumerated().map { EntityInfo.Attribute(description: AttributeDescription($0.element, .double), slot: $0.offset) }
-        return EntityInfo(name: "Result", code: 0,
-                          schema: EntitySchema(name: "Result", superentity: nil, isAbstract: false, attributes: [], relationships: [],
-                                               indexes: [], renamingIdentifier: nil),
-                          managedObjectClass: ManagedObject.self, rootName: "Result", rootCode: 0, descendantCodes: [0],
-                          attributes: attributes, relationships: [], columnCount: names.count, toManyCount: 0, indexes: [])
-    }
-
-    func attributeValue(slot: Int) throws -> AttributeValue {
-        guard slot < values.count, case .scalar(let value) = values[slot] else { return .null }
-        return value
-    }
-    func toOneTarget(_ relationship: EntityInfo.Relationship) throws -> ObjectID? { nil }
-    func toManyMembers(_ relationship: EntityInfo.Relationship) throws -> [ObjectID] { [] }
 }
 
 /// What `executeFetch` returns, by the request's `resultType`.

@@ -57,9 +57,9 @@ extension ManagedObjectContext {
         let permanentIDs = try applySaveResults(saves, saved: plan.objects)
         // Objects another writer deleted under us were not saved: they left this context.
         let vanished = Set(saves.flatMap(\.save.result.vanished))
-        if noticed != nil {
+        if objectsDidChange.isObserved {
             for object in plan.objects where vanished.contains(object.objectID) { notice(object) }
-            noticed?.permanentIDs.merge(permanentIDs) { _, new in new }
+            objectsDidChange.noticePermanentIDs(permanentIDs)
             processPendingChanges()
         }
         updatedObjects.removeAll { vanished.contains($0.objectID) }
