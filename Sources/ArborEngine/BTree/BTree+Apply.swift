@@ -1,13 +1,12 @@
-extension WriteTransaction {
+extension BTree {
     /// Bytes of changes merged into one leaf at most before it is rebalanced: a leaf that grows
     /// to a few pages splits into as many pieces in one go; the next changes then find the
     /// piece that covers them.
-    static let mergeBudgetPages = 16
+    static var mergeBudgetPages: Int { 16 }
 
-    /// Applies `changes` to the tree of `box` in key order, a leaf at a time (see `TreeChanges`).
-    /// - Throws: `keyTooLarge`, `valueTooLarge` before anything is changed; I/O errors.
-    func apply(_ box: TreeBox, _ changes: TreeChanges) throws {
-        guard !box.isDropped else { throw ArborError.treeNotFound(box.name) }
+    /// Checks every key's and value's length, before anything is changed.
+    /// - Throws: `keyTooLarge`, `valueTooLarge`.
+    func validate(_ changes: TreeChanges) throws {
         let maxKey = Limits.maxKeyLength(pageSize: pageSize)
         for index in 0..<changes.count {
             let length = changes.keys.length(index)
@@ -15,37 +14,40 @@ extension WriteTransaction {
             let valueLength = changes.values.length(index)
             guard valueLength <= Limits.maxValueLength else { throw ArborError.valueTooLarge(length: valueLength, maximum: Limits.maxValueLength) }
         }
+    }
+
+    /// Applies `changes` (validated) to the tree in key order, a leaf at a time (see `TreeChanges`).
+    /// - Throws: I/O errors.
+    func apply(_ changes: TreeChanges) throws {
         let order = changes.order()
         guard !order.isEmpty else { return }
-        try mutate {
-            var position = 0
-            while position < order.count {
-                try spillIfNeeded()
-                leafHint = nil
-                let first = changes.keys[order[position]]
-                if box.info.root == 0 {
-                    let (id, _) = try newNode(level: 0)
-                    box.info = TreeInfo(root: id, depth: 1, count: 0)
-                }
-                let path = try touchPath(box, first)
-                guard let leaf = path.last?.node else { throw ArborError.internalInconsistency("empty path") }
-                // The changes this leaf covers: those below the separator to its right.
-                let upper = upperSeparator(path)
-                var end = position + 1
-                var budget = pageSize * Self.mergeBudgetPages - changes.keys.length(order[position]) - changes.values.length(order[position])
-                while end < order.count && budget > 0 {
-                    if let upper, changes.keys.withBytes(order[end], { key in upper.withUnsafeBytes { compareBytes(key, $0) } }) >= 0 { break }
-                    budget -= changes.keys.length(order[end]) + changes.values.length(order[end])
-                    end += 1
-                }
-                let appended = try merge(changes, order[position..<end], into: leaf, box: box)
-                try rebalance(box, path, appendedAtEnd: appended, repairUnderflow: true)
-                position = end
+        var position = 0
+        while position < order.count {
+            try pages.spillIfNeeded()
+            box.leafHint = nil
+            let first = changes.keys[order[position]]
+            if box.info.root == 0 {
+                let (id, _) = try pages.newNode(level: 0)
+                box.info = TreeInfo(root: id, depth: 1, count: 0)
             }
-            try shrinkRoot(box)
-            box.version += 1
-            box.isDirty = true
+            let path = try touchPath(first)
+            guard let leaf = path.last?.node else { throw ArborError.internalInconsistency("empty path") }
+            // The changes this leaf covers: those below the separator to its right.
+            let upper = upperSeparator(path)
+            var end = position + 1
+            var budget = pageSize * Self.mergeBudgetPages - changes.keys.length(order[position]) - changes.values.length(order[position])
+            while end < order.count && budget > 0 {
+                if let upper, changes.keys.withBytes(order[end], { key in upper.withUnsafeBytes { compareBytes(key, $0) } }) >= 0 { break }
+                budget -= changes.keys.length(order[end]) + changes.values.length(order[end])
+                end += 1
+            }
+            let appended = try merge(changes, order[position..<end], into: leaf)
+            try rebalance(path, appendedAtEnd: appended, repairUnderflow: true)
+            position = end
         }
+        try shrinkRoot()
+        box.version += 1
+        box.isDirty = true
     }
 
     /// The separator bounding from above the leaf at the end of `path` (nil: none, the last leaf).
@@ -61,7 +63,7 @@ extension WriteTransaction {
     /// Merges the changes at `positions` (ascending keys) into `leaf`: one pass over its cells.
     /// Returns whether every change was a put after the leaf's last key (an append, whose
     /// split packs pages full).
-    private func merge(_ changes: TreeChanges, _ positions: ArraySlice<Int>, into leaf: Node, box: TreeBox) throws -> Bool {
+    private func merge(_ changes: TreeChanges, _ positions: ArraySlice<Int>, into leaf: Node) throws -> Bool {
         let oldKeys = leaf.keys, oldValues = leaf.values
         let oldCount = oldKeys.count
         var keys = PackedBytes(), values = LeafValues()
@@ -83,7 +85,7 @@ extension WriteTransaction {
                 let found = cell < oldCount && oldKeys.bytesEqual(cell, key)
                 if found {
                     appends = false
-                    if case .overflow(let ref) = oldValues[cell] { try freeOverflow(ref) }
+                    if case .overflow(let ref) = oldValues[cell] { try pages.freeOverflow(ref) }
                     cell += 1
                 } else if cell < oldCount {
                     appends = false
@@ -95,7 +97,7 @@ extension WriteTransaction {
                 }
                 keys.append(key)
                 if changes.values.length(position) > inlineLimit {
-                    values.append(.overflow(try writeOverflow(changes.values[position])))
+                    values.append(.overflow(try pages.writeOverflow(changes.values[position])))
                 } else {
                     changes.values.withBytes(position) { values.appendInline($0) }
                 }
@@ -129,6 +131,9 @@ extension Tree {
     /// - Throws: `readOnly`, `keyTooLarge`, `valueTooLarge` (before anything is changed), I/O errors.
     public func apply(_ changes: TreeChanges) throws {
         guard let writer = transaction as? WriteTransaction else { throw ArborError.readOnly }
-        try writer.apply(box, changes)
+        guard !box.isDropped else { throw ArborError.treeNotFound(box.name) }
+        let tree = BTree(writer, box)
+        try tree.validate(changes)
+        try writer.mutate { try tree.apply(changes) }
     }
 }

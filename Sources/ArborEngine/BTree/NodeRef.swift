@@ -78,6 +78,12 @@ final class TreeBox {
     /// asked for once the transaction has made `leafDirectoryThreshold` in-memory lookups.
     var leafDirectory: LeafDirectory?
     var inMemoryLookups = 0
+    /// The leaf this tree's last insert changed without restructuring, for the next insert
+    /// (see `LeafHint`); cleared by every split, merge or redistribution. Write transactions only.
+    @exclusivity(unchecked) var leafHint: LeafHint?
+    /// Inserts in a row whose hint did not cover their key (see `BTree.insert`).
+    @exclusivity(unchecked) var leafHintMisses = 0
+    @exclusivity(unchecked) var skippedLeafHints = 0
 
     init(name: String, info: TreeInfo) {
         self.name = name

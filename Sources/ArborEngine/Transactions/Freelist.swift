@@ -146,7 +146,7 @@ extension WriteTransaction {
         // Reversed so that popLast hands out ascending page numbers (sequential writes).
         reusable.append(contentsOf: pages.sorted(by: >))
         freePages -= min(freePages, UInt64(pages.count))
-        _ = try remove(freelistBox, key)
+        _ = try BTree(self, freelistBox).remove(key)
     }
 
     /// Records this transaction's freed pages and its unused reusable pages in the freelist tree.
@@ -190,7 +190,7 @@ extension WriteTransaction {
                 start = end
             }
             try writeChunks(leftover, earliestBirth: 0, freedBy: 0, sequenceBase: txid << 20, into: &keys)
-            for stale in written.subtracting(keys) { _ = try remove(freelistBox, stale) }
+            for stale in written.subtracting(keys) { _ = try BTree(self, freelistBox).remove(stale) }
             written = keys
             if pendingFree.sorted() == own && reusable.sorted() == leftover {
                 freePages += UInt64(own.count + leftover.count)
@@ -208,7 +208,7 @@ extension WriteTransaction {
         for start in stride(from: 0, to: pages.count, by: freelistChunkPages) {
             let end = min(start + freelistChunkPages, pages.count)
             let key = FreelistKey.encode(freedBy: freedBy, earliestBirth: earliestBirth, sequence: sequence)
-            _ = try insert(freelistBox, key, .inline(FreelistKey.encodePages(pages[start..<end].sorted())))
+            _ = try BTree(self, freelistBox).insert(key, .inline(FreelistKey.encodePages(pages[start..<end].sorted())))
             keys.insert(key)
             sequence += 1
         }

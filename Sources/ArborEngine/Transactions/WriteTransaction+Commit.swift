@@ -32,7 +32,7 @@ extension WriteTransaction {
         committing = true
 
         for box in openTrees.values where box.isDirty && !box.isDropped {
-            _ = try insert(catalogBox, Array(box.name.utf8), .inline(box.info.encoded()))
+            _ = try BTree(self, catalogBox).insert(Array(box.name.utf8), .inline(box.info.encoded()))
         }
         try writeFreelist()
 

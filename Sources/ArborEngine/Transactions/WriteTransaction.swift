@@ -44,12 +44,6 @@ public final class WriteTransaction: Transaction {
     var monotoneAllocation = false
     /// Set when an operation failed half-way; the transaction can then only be aborted.
     var failed = false
-    /// The leaf the last insert changed without restructuring, for the next insert (see
-    /// `LeafHint`); cleared by every split, merge or redistribution.
-    @exclusivity(unchecked) var leafHint: LeafHint?
-    /// Inserts in a row whose hint did not cover their key (see `insert`).
-    @exclusivity(unchecked) var leafHintMisses = 0
-    @exclusivity(unchecked) var skippedLeafHints = 0
 
     init(database: Database, meta: Meta, plan: CommitPlan) {
         self.plan = plan
@@ -104,7 +98,7 @@ public final class WriteTransaction: Transaction {
             let box = TreeBox(name: name, info: .empty)
             box.isDirty = true
             openTrees[name] = box
-            _ = try insert(catalogBox, Array(name.utf8), .inline(TreeInfo.empty.encoded()))
+            _ = try BTree(self, catalogBox).insert(Array(name.utf8), .inline(TreeInfo.empty.encoded()))
             return Tree(transaction: self, box: box)
         }
     }
@@ -125,7 +119,7 @@ public final class WriteTransaction: Transaction {
             box.isDropped = true
             box.version += 1
             openTrees[name] = nil
-            _ = try remove(catalogBox, Array(name.utf8))
+            _ = try BTree(self, catalogBox).remove(Array(name.utf8))
         }
     }
 
@@ -147,7 +141,7 @@ public final class WriteTransaction: Transaction {
             try spillIfNeeded()
             let stored: LeafValue = value.count > Limits.inlineValueLimit(pageSize: pageSize)
                 ? .overflow(try writeOverflow(value)) : .inline(value)
-            if let old = try insert(box, key, stored), case .overflow(let ref) = old { try freeOverflow(ref) }
+            if let old = try BTree(self, box).insert(key, stored), case .overflow(let ref) = old { try freeOverflow(ref) }
             box.version += 1
             box.isDirty = true
         }
@@ -159,7 +153,7 @@ public final class WriteTransaction: Transaction {
         guard try findLeaf(box, key) != nil else { return false }
         return try mutate {
             try spillIfNeeded()
-            guard let old = try remove(box, key) else { return false }
+            guard let old = try BTree(self, box).remove(key) else { return false }
             if case .overflow(let ref) = old { try freeOverflow(ref) }
             box.version += 1
             box.isDirty = true
