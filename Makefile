@@ -5,7 +5,7 @@ FUZZ_TARGETS := FuzzFileOpen FuzzDecode FuzzOperations FuzzContext FuzzPredicate
 FUZZ_FLAGS := -c release --scratch-path ../.build-fuzz --sanitize=fuzzer \
 	-Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 
-.PHONY: deps build test tsan fuzz demo bench clean
+.PHONY: deps build test tsan fuzz docs demo bench clean
 
 # Installs the system packages the build needs when they are missing (Debian/Ubuntu, as root or via sudo).
 deps:
@@ -23,6 +23,11 @@ test: deps
 	swift build --build-tests
 	set -o pipefail; swift test 2>&1 | tee .build/test-output.txt
 	@grep -Eq 'Test run with [1-9][0-9]* tests? .*passed' .build/test-output.txt || { echo "error: no Swift Testing tests ran"; exit 1; }
+
+# Builds the DocC documentation of Arbor and ArborEngine; any documentation warning fails.
+docs: deps
+	swift package --disable-sandbox generate-documentation --target Arbor --target ArborEngine --warnings-as-errors \
+		--output-path .build/docs
 
 # Runs the concurrency tests under ThreadSanitizer; any reported race fails (exit code 1).
 tsan: deps

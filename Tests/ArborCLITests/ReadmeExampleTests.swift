@@ -1,25 +1,34 @@
 import Foundation
 import Testing
 
-/// The README promises that its Swift examples compile as written: its ```swift blocks, read in
-/// order as one program (each import once, at the top, and only those the README writes), are type-checked by `swiftc` against the
-/// modules this test run was built with.
-@Suite("README examples")
+/// The README and the DocC articles promise that their Swift examples compile as written: each
+/// document's ```swift blocks, read in order as one program (each import once, at the top, and
+/// only those the document writes), are type-checked by `swiftc` against the modules this test
+/// run was built with. A block that starts with `// Package.swift` is a manifest excerpt and is
+/// left out.
+@Suite("README and documentation examples")
 struct ReadmeExampleTests {
     /// The package's root (this file is Tests/ArborCLITests/ReadmeExampleTests.swift).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The README's Swift blocks as one program.
-    static func program(_ readme: String) -> (source: String, blocks: Int) {
+    /// A document's Swift blocks as one program.
+    static func program(_ document: String) -> (source: String, blocks: Int) {
         var imports: [String] = [], body: [String] = []
-        var inBlock = false, blocks = 0
-        for line in readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+        var inBlock = false, startsBlock = false, skipping = false, blocks = 0
+        for line in document.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             if !inBlock, line == "```swift" {
                 inBlock = true
-                blocks += 1
+                startsBlock = true
+                skipping = false
             } else if inBlock, line.hasPrefix("```") {
                 inBlock = false
             } else if inBlock {
+                if startsBlock {
+                    startsBlock = false
+                    skipping = line == "// Package.swift"
+                    if !skipping { blocks += 1 }
+                }
+                if skipping { continue }
                 if line.hasPrefix("import ") {
                     if !imports.contains(line) { imports.append(line) }
                 } else {
@@ -41,11 +50,12 @@ struct ReadmeExampleTests {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Modules/Arbor.swiftmodule next to \(CommandLine.arguments[0])"])
     }
 
-    @Test("every Swift block of the README type-checks, in order, as one program")
-    func examplesCompile() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let (source, blocks) = Self.program(readme)
-        #expect(blocks >= 5)
+    @Test("every Swift block of a document type-checks, in order, as one program",
+          arguments: [("README.md", 5), ("Sources/Arbor/Arbor.docc/GettingStarted.md", 4)])
+    func examplesCompile(document: String, minimumBlocks: Int) throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+        let (source, blocks) = Self.program(text)
+        #expect(blocks >= minimumBlocks)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arbor-readme-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }

@@ -21,7 +21,10 @@ public final class ManagedObjectModel: Sendable {
     let infosByClass: [ObjectIdentifier: EntityInfo]
 
     /// Builds and validates a model.
-    /// - Parameter configurations: named subsets of entities, for stores that hold only some.
+    /// - Parameters:
+    ///   - entities: every entity of the model; relationships name their destinations and
+    ///     inverses among them.
+    ///   - configurations: named subsets of entities, for stores that hold only some.
     /// - Throws: `ModelError` naming the first problem found.
     public init(entities: [EntityDescription], configurations: [String: [String]] = [:]) throws {
         self.entities = entities
