@@ -128,9 +128,13 @@ final class InMemorySaveWriter: SaveRequestWriter {
         }
         let (nextVersion, overflow) = (old?.version ?? 0).addingReportingOverflow(1)
         let row = StoredRow(entityCode: info.code, version: overflow ? 1 : nextVersion, columns: columns)
-        if let old { unlinkReferences(of: id.primaryKey, columns: old.columns.values, info: info) }
+        if let old {
+            unlinkReferences(of: id.primaryKey, columns: old.columns.values, info: info)
+            forgetUniqueValues(of: id.primaryKey, columns: old.columns.values, info: info)
+        }
         state.rows[info.rootCode, default: [:]][id.primaryKey] = row
         linkReferences(of: id.primaryKey, columns: row.columns.values, info: info)
+        noteUniqueValues(of: id.primaryKey, columns: row.columns.values, info: info)
         written[id] = row
     }
 
@@ -154,6 +158,7 @@ final class InMemorySaveWriter: SaveRequestWriter {
         guard let old = checkedVersion(currentRow(id), of: id, expected: delete.expectedVersion),
               let info = store.model.infosByCode[old.entityCode] else { return }
         unlinkReferences(of: id.primaryKey, columns: old.columns.values, info: info)
+        forgetUniqueValues(of: id.primaryKey, columns: old.columns.values, info: info)
         state.rows[info.rootCode]?[id.primaryKey] = nil
         for relationship in info.relationships where relationship.kind == .manyToMany {
             guard let tree = relationship.joinTree,
@@ -223,25 +228,32 @@ final class InMemorySaveWriter: SaveRequestWriter {
         return store.keys.indexKey(index, columns: columns, key: 0)
     }
 
+    private func noteUniqueValues(of key: Int64, columns: [ColumnValue], info: EntityInfo) {
+        for index in info.indexes where index.isUnique {
+            guard let value = uniqueValue(index, columns) else { continue }
+            state.uniqueValues[index.tree, default: [:]][value, default: []].insert(key)
+        }
+    }
+
+    private func forgetUniqueValues(of key: Int64, columns: [ColumnValue], info: EntityInfo) {
+        for index in info.indexes where index.isUnique {
+            guard let value = uniqueValue(index, columns) else { continue }
+            state.uniqueValues[index.tree]?[value]?.remove(key)
+            if state.uniqueValues[index.tree]?[value]?.isEmpty == true { state.uniqueValues[index.tree]?[value] = nil }
+        }
+    }
+
     /// Each row that took values of a unique index conflicts with another row of the index's
     /// entities holding the same values (the one with the smallest key is named).
+    /// - Complexity: O(values written), one lookup each in the unique-value map.
     private func checkUniqueness() {
         guard !uniqueChecks.isEmpty else { return }
         let temporary = Dictionary(permanent.map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
-        var holders: [String: [[UInt8]: [Int64]]] = [:]
         for (index, id) in uniqueChecks {
-            guard let row = state.rows[id.info.rootCode]?[id.primaryKey], let value = uniqueValue(index, row.columns.values) else { continue }
-            if holders[index.tree] == nil {
-                var byValue: [[UInt8]: [Int64]] = [:]
-                for (key, other) in state.rows[id.info.rootCode] ?? [:] {
-                    guard let info = store.model.infosByCode[other.entityCode], info.indexes.contains(where: { $0.tree == index.tree }),
-                          let otherValue = uniqueValue(index, other.columns.values) else { continue }
-                    byValue[otherValue, default: []].append(key)
-                }
-                holders[index.tree] = byValue
-            }
-            guard let otherKey = holders[index.tree]?[value]?.filter({ $0 != id.primaryKey }).min(),
-                  let otherRow = state.rows[id.info.rootCode]?[otherKey], let otherInfo = store.model.infosByCode[otherRow.entityCode] else { continue }
+            guard let row = state.rows[id.info.rootCode]?[id.primaryKey], let value = uniqueValue(index, row.columns.values),
+                  let otherKey = state.uniqueValues[index.tree]?[value]?.filter({ $0 != id.primaryKey }).min(),
+                  let otherRow = state.rows[id.info.rootCode]?[otherKey], let otherInfo = store.model.infosByCode[otherRow.entityCode]
+            else { continue }
             let other = ObjectID(info: otherInfo, store: store.identifier, key: otherKey)
             failures.append(ValidationFailure(objectID: temporary[id] ?? id, entity: id.entityName, key: index.properties.joined(separator: ","),
                                               kind: .uniqueConstraint(properties: index.properties, conflictingObject: temporary[other] ?? other)))

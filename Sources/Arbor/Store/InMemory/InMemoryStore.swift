@@ -26,6 +26,10 @@ final class InMemoryStore: StoreStorage {
         /// Per side of a many-to-many relationship (its join tree and side): owner key → members
         /// in order (by order key, then member key).
         var joins: [JoinSide: [Int64: [JoinMember]]] = [:]
+        /// Per unique index (named by its tree): each value held, encoded as a file store's
+        /// unique index compares it → the keys of the rows holding it (more than one only
+        /// within a save that is about to fail). A save checks only the values it wrote.
+        var uniqueValues: [String: [[UInt8]: Set<Int64>]] = [:]
         /// Bumped by every commit.
         var version: UInt64 = 0
     }
