@@ -116,78 +116,11 @@ extension ManagedObjectContext {
         try execute(request).statistics
     }
 
-    /// Runs `request`; each entry carries the values of the sort key paths, then of
-    /// `extraKeyPaths`.
+    /// Runs `request` (see `ContextFetch`); each entry carries the values of the sort key
+    /// paths, then of `extraKeyPaths`.
     func execute(_ request: FetchRequest, extraKeyPaths: [String] = [],
                  onProgress: ((Int) throws -> Void)? = nil) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
-        guard let coordinator = persistentStoreCoordinator, let model else { throw ContextError.noPersistentStore }
-        guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
-        let started = ContinuousClock.now
-        if let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
-        let keyPaths = (request.sortDescriptors.map(\.keyPath) + extraKeyPaths).map { $0.split(separator: ".").map(String.init) }
-        for path in keyPaths { try PredicateChecker(model: model).checkPath(path, from: info, allowToMany: false) }
-        var entries: [FetchedRow] = []
-        var statistics: [FetchStatistics] = []
-        // A stored row's relationships may lead to objects changed in this context: then the
-        // store only narrows by the object's own columns and the whole predicate is evaluated
-        // on the objects, so the answer is the one in-memory evaluation gives.
-        // A child context sees its ancestors' unsaved changes as if they were stored.
-        let inherited = inheritedPendingIDs()
-        let pending = (request.includesPendingChanges && !changed.isEmpty) || !inherited.isEmpty
-        // Asked only with pending changes (where it decides what the store is asked).
-        let followsRelationships = pending && (request.predicate.map { $0.followsRelationships(info) } ?? false)
-        let storePredicate = pending && followsRelationships ? request.predicate?.ownColumnConjuncts(info) : request.predicate
-        let stores = searchedStores(request, info, coordinator)
-        var query = StoreQuery(entity: info, predicate: storePredicate, includesSubentities: request.includesSubentities,
-                               keyPaths: keyPaths, sortDescriptors: request.sortDescriptors,
-                               needsRows: request.includesPropertyValues && request.resultType != .objectIDs && request.resultType != .count,
-                               onProgress: onProgress)
-        // One store's rows are the answer (no pending change to merge, no other store's rows to
-        // interleave): it may stop once it has offset + limit of them in order.
-        if request.fetchLimit > 0, !pending, stores.count == 1 {
-            query.rowLimit = max(request.fetchOffset, 0) + request.fetchLimit
-        }
-        for store in stores {
-            let (rows, stats) = try store.storage.fetch(query)
-            // One store (the common case) hands its array over instead of copying it.
-            if entries.isEmpty { entries = rows } else { entries.append(contentsOf: rows) }
-            statistics.append(stats)
-        }
-        if pending && followsRelationships, let predicate = request.predicate {
-            var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
-            entries = try entries.filter { entry in
-                guard changed[entry.id] == nil, !inherited.contains(entry.id) else { return true }  // re-evaluated below
-                let object = self.object(with: entry.id)
-                if object.isFaultState {
-                    if parent != nil {
-                        guard fulfillQuietly(object) else { return false }
-                    } else if let row = entry.row, let store = try? store(for: entry.id) {
-                        try apply(row, to: object, from: store)
-                    }
-                }
-                return try evaluator.evaluate(predicate, ObjectSubject(object: object, context: self))
-            }
-        }
-        if pending {
-            try mergePendingChanges(into: &entries, request: request, info: info, keyPaths: keyPaths,
-                                    own: request.includesPendingChanges, inherited: inherited)
-        }
-        if !request.sortDescriptors.isEmpty {
-            // Sorting positions moves integers, not rows (a row's copy retains its arrays).
-            let order = entries.withUnsafeBufferPointer { rows in
-                rows.indices.sorted { Self.precedes(rows[$0], rows[$1], request.sortDescriptors) }
-            }
-            entries = order.map { entries[$0] }
-        }
-        let start = min(max(request.fetchOffset, 0), entries.count)
-        var end = entries.count
-        if request.fetchLimit > 0 { end = min(end, start + request.fetchLimit) }
-        let logger = ArborLog.fetches
-        if logger.logLevel <= .debug {
-            let plans = statistics.map { "\($0.plan): examined \($0.rowsExamined), matched \($0.rowsMatched)" + ($0.suggestion.map { "; \($0)" } ?? "") }
-            logger.debug("fetch \(request.entityName) where \(request.predicate.map(PredicateFormatter.summary) ?? "TRUEPREDICATE"): \(plans.joined(separator: " | ")); returned \(end - start) in \(ContinuousClock.now - started)")
-        }
-        return (Array(entries[start..<end]), statistics)
+        try ContextFetch(self, request, extraKeyPaths: extraKeyPaths).run(onProgress: onProgress)
     }
 
     /// The stores a request reads: those holding the entity, narrowed to `affectedStores`.
@@ -195,49 +128,5 @@ extension ManagedObjectContext {
         coordinator.persistentStores.filter { store in
             store.holds(info) && (request.affectedStores.map { $0.contains { $0 === store } } ?? true)
         }
-    }
-
-    /// Replaces stored rows of changed objects by their in-memory state, drops deleted ones and
-    /// adds matching inserted ones.
-    /// `own`: this context's changes count; `inherited`: IDs its ancestors changed (their
-    /// current state comes through the parent).
-    private func mergePendingChanges(into entries: inout [FetchedRow], request: FetchRequest, info: EntityInfo,
-                                     keyPaths: [[String]], own: Bool, inherited: Set<ObjectID>) throws {
-        let mine = own ? Array(changed.values) : []
-        entries.removeAll { (own && changed[$0.id] != nil) || inherited.contains($0.id) }
-        var candidates = mine
-        for id in inherited where !own || changed[id] == nil {
-            let object = self.object(with: id)
-            // Deleted in an ancestor, or gone: not a result.
-            guard object.insertedFlag || (try? fulfill(object)) != nil else { continue }
-            candidates.append(object)
-        }
-        var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
-        for object in candidates where !object.deletedFlag {
-            let matchesEntity = request.includesSubentities ? info.includes(object.info) : object.info === info
-            guard matchesEntity else { continue }
-            let subject = ObjectSubject(object: object, context: self)
-            if let predicate = request.predicate, try !evaluator.evaluate(predicate, subject) { continue }
-            let values = try keyPaths.map { try evaluator.follow($0, from: .object(object.objectID), start: subject) }
-            entries.append(FetchedRow(id: object.objectID, row: nil, values: values))
-        }
-    }
-
-    /// Sort order: each descriptor in turn (nil first when ascending), then saved objects by
-    /// primary key, then unsaved ones in creation order.
-    static func precedes(_ a: FetchedRow, _ b: FetchedRow, _ descriptors: [ObjectSortDescriptor]) -> Bool {
-        for (index, descriptor) in descriptors.enumerated() {
-            let x = a.scalar(index), y = b.scalar(index)
-            let order: ComparisonResult
-            switch (x.isNull, y.isNull) {
-            case (true, true): order = .orderedSame
-            case (true, false): order = .orderedAscending
-            case (false, true): order = .orderedDescending
-            default: order = ValueOrder.compare(x, y, descriptor.options) ?? .orderedSame
-            }
-            if order == .orderedSame { continue }
-            return descriptor.ascending ? order == .orderedAscending : order == .orderedDescending
-        }
-        return (a.id.isTemporaryID ? 1 : 0, a.id.primaryKey) < (b.id.isTemporaryID ? 1 : 0, b.id.primaryKey)
     }
 }

@@ -106,7 +106,7 @@ extension FetchedResultsControllerBase {
             }
             rows.append((compact, row, name(of: row)))
         }
-        rows.sort { ManagedObjectContext.precedes($0.row, $1.row, descriptors) }
+        rows.sort { ContextFetch.precedes($0.row, $1.row, descriptors) }
 
         // The unchanged results with their section ordinals, then the changed ones inserted.
         var ordinals: [String: Int32] = [:]
@@ -150,7 +150,7 @@ extension FetchedResultsControllerBase {
             var low = 0, high = list.count
             while low < high {
                 let middle = (low + high) / 2
-                if ManagedObjectContext.precedes(row, try rowAt(middle), descriptors) { high = middle } else { low = middle + 1 }
+                if ContextFetch.precedes(row, try rowAt(middle), descriptors) { high = middle } else { low = middle + 1 }
             }
             let section = ordinal(name)
             // Sections are contiguous: the new object must join a neighbour's section or start

@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+
+/// One fetch of a context, from the request to the rows it returns:
+///
+/// 1. **Check** the predicate and the sort and extra key paths against the entity.
+/// 2. **Ask each store** that holds the entity with a `StoreQuery`. With unsaved changes that a
+///    predicate through relationships could see, the store narrows by the object's own columns
+///    only and the whole predicate is evaluated here on the objects.
+/// 3. **Reconcile with unsaved changes**, this context's and (for a child) its ancestors':
+///    changed objects' stored rows are replaced by their current state, deleted ones dropped,
+///    matching inserted ones added.
+/// 4. **Sort, then page** (offset and limit).
+///
+/// Without unsaved changes and with one store, the store's answer is final and it may stop
+/// after offset + limit rows.
+struct ContextFetch {
+    let context: ManagedObjectContext
+    let request: FetchRequest
+    let coordinator: PersistentStoreCoordinator
+    let model: ManagedObjectModel
+    let info: EntityInfo
+    /// The sort key paths, then the extra ones, split at dots.
+    let keyPaths: [[String]]
+    /// IDs the context's ancestors changed (empty for a root context).
+    let inherited: Set<ObjectID>
+    /// Whether unsaved changes take part.
+    let pending: Bool
+
+    /// - Throws: `ContextError.noPersistentStore`, `ContextError.unknownEntity`,
+    ///   `ObjectPredicateError` (unknown key, type mismatch).
+    init(_ context: ManagedObjectContext, _ request: FetchRequest, extraKeyPaths: [String]) throws {
+        guard let coordinator = context.persistentStoreCoordinator, let model = context.model else { throw ContextError.noPersistentStore }
+        guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        if let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
+        let keyPaths = (request.sortDescriptors.map(\.keyPath) + extraKeyPaths).map { $0.split(separator: ".").map(String.init) }
+        for path in keyPaths { try PredicateChecker(model: model).checkPath(path, from: info, allowToMany: false) }
+        self.context = context
+        self.request = request
+        self.coordinator = coordinator
+        self.model = model
+        self.info = info
+        self.keyPaths = keyPaths
+        inherited = context.inheritedPendingIDs()
+        pending = (request.includesPendingChanges && !context.changed.isEmpty) || !inherited.isEmpty
+    }
+
+    /// The rows of the request, and each store's plan and counts.
+    /// - Throws: store errors; errors evaluating the predicate on changed objects; what
+    ///   `onProgress` throws (it is told the rows examined as a store goes).
+    func run(onProgress: ((Int) throws -> Void)?) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
+        let started = ContinuousClock.now
+        let followsRelationships = pending && (request.predicate.map { $0.followsRelationships(info) } ?? false)
+        var (entries, statistics) = try readStores(ownColumnsOnly: followsRelationships, onProgress: onProgress)
+        if followsRelationships, let predicate = request.predicate { try evaluateOnObjects(predicate, &entries) }
+        if pending { try mergePendingChanges(into: &entries) }
+        if !request.sortDescriptors.isEmpty {
+            // Sorting positions moves integers, not rows (a row's copy retains its arrays).
+            let order = entries.withUnsafeBufferPointer { rows in
+                rows.indices.sorted { Self.precedes(rows[$0], rows[$1], request.sortDescriptors) }
+            }
+            entries = order.map { entries[$0] }
+        }
+        let page = DictionaryFetch.paged(entries, request)
+        log(statistics, returned: page.count, since: started)
+        return (page, statistics)
+    }
+
+    /// Every searched store's rows, one store after another.
+    private func readStores(ownColumnsOnly: Bool, onProgress: ((Int) throws -> Void)?) throws -> ([FetchedRow], [FetchStatistics]) {
+        let stores = context.searchedStores(request, info, coordinator)
+        var query = StoreQuery(entity: info, predicate: ownColumnsOnly ? request.predicate?.ownColumnConjuncts(info) : request.predicate,
+                               includesSubentities: request.includesSubentities,
+                               keyPaths: keyPaths, sortDescriptors: request.sortDescriptors,
+                               needsRows: request.includesPropertyValues && request.resultType != .objectIDs && request.resultType != .count,
+                               onProgress: onProgress)
+        // One store's rows are the answer (no pending change to merge, no other store's rows to
+        // interleave): it may stop once it has offset + limit of them in order.
+        if request.fetchLimit > 0, !pending, stores.count == 1 {
+            query.rowLimit = max(request.fetchOffset, 0) + request.fetchLimit
+        }
+        var entries: [FetchedRow] = []
+        var statistics: [FetchStatistics] = []
+        for store in stores {
+            let (rows, stats) = try store.storage.fetch(query)
+            // One store (the common case) hands its array over instead of copying it.
+            if entries.isEmpty { entries = rows } else { entries.append(contentsOf: rows) }
+            statistics.append(stats)
+        }
+        return (entries, statistics)
+    }
+
+    /// Keeps the stored rows whose objects match `predicate` as the context sees them (their
+    /// relationships may lead to changed objects). Changed objects are left for
+    /// `mergePendingChanges`.
+    private func evaluateOnObjects(_ predicate: ObjectPredicate, _ entries: inout [FetchedRow]) throws {
+        let context = self.context, inherited = self.inherited
+        var evaluator = PredicateEvaluator(resolver: ContextResolver(context: context))
+        entries = try entries.filter { entry in
+            guard context.changed[entry.id] == nil, !inherited.contains(entry.id) else { return true }
+            let object = context.object(with: entry.id)
+            if object.isFaultState {
+                if context.parent != nil {
+                    guard context.fulfillQuietly(object) else { return false }
+                } else if let row = entry.row, let store = try? context.store(for: entry.id) {
+                    try context.apply(row, to: object, from: store)
+                }
+            }
+            return try evaluator.evaluate(predicate, ObjectSubject(object: object, context: context))
+        }
+    }
+
+    /// Replaces stored rows of changed objects by their in-memory state, drops deleted ones and
+    /// adds matching inserted ones.
+    /// This context's changes count when the request includes pending changes; its ancestors'
+    /// always do (their current state comes through the parent).
+    private func mergePendingChanges(into entries: inout [FetchedRow]) throws {
+        let context = self.context, inherited = self.inherited
+        let own = request.includesPendingChanges, changed = context.changed
+        let mine = own ? Array(changed.values) : []
+        entries.removeAll { (own && changed[$0.id] != nil) || inherited.contains($0.id) }
+        var candidates = mine
+        for id in inherited where !own || changed[id] == nil {
+            let object = context.object(with: id)
+            // Deleted in an ancestor, or gone: not a result.
+            guard object.insertedFlag || (try? context.fulfill(object)) != nil else { continue }
+            candidates.append(object)
+        }
+        var evaluator = PredicateEvaluator(resolver: ContextResolver(context: context))
+        for object in candidates where !object.deletedFlag {
+            let matchesEntity = request.includesSubentities ? info.includes(object.info) : object.info === info
+            guard matchesEntity else { continue }
+            let subject = ObjectSubject(object: object, context: context)
+            if let predicate = request.predicate, try !evaluator.evaluate(predicate, subject) { continue }
+            let values = try keyPaths.map { try evaluator.follow($0, from: .object(object.objectID), start: subject) }
+            entries.append(FetchedRow(id: object.objectID, row: nil, values: values))
+        }
+    }
+
+    /// Sort order: each descriptor in turn (nil first when ascending), then saved objects by
+    /// primary key, then unsaved ones in creation order.
+    static func precedes(_ a: FetchedRow, _ b: FetchedRow, _ descriptors: [ObjectSortDescriptor]) -> Bool {
+        for (index, descriptor) in descriptors.enumerated() {
+            let x = a.scalar(index), y = b.scalar(index)
+            let order: ComparisonResult
+            switch (x.isNull, y.isNull) {
+            case (true, true): order = .orderedSame
+            case (true, false): order = .orderedAscending
+            case (false, true): order = .orderedDescending
+            default: order = ValueOrder.compare(x, y, descriptor.options) ?? .orderedSame
+            }
+            if order == .orderedSame { continue }
+            return descriptor.ascending ? order == .orderedAscending : order == .orderedDescending
+        }
+        return (a.id.isTemporaryID ? 1 : 0, a.id.primaryKey) < (b.id.isTemporaryID ? 1 : 0, b.id.primaryKey)
+    }
+
+    private func log(_ statistics: [FetchStatistics], returned: Int, since started: ContinuousClock.Instant) {
+        let logger = ArborLog.fetches
+        guard logger.logLevel <= .debug else { return }
+        let plans = statistics.map { "\($0.plan): examined \($0.rowsExamined), matched \($0.rowsMatched)" + ($0.suggestion.map { "; \($0)" } ?? "") }
+        logger.debug("fetch \(request.entityName) where \(request.predicate.map(PredicateFormatter.summary) ?? "TRUEPREDICATE"): \(plans.joined(separator: " | ")); returned \(returned) in \(ContinuousClock.now - started)")
+    }
+}
