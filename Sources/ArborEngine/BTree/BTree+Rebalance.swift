@@ -10,7 +10,7 @@ extension BTree {
             try shrinkRoot()
             return
         }
-        // Separators are about to move: no leaf's remembered range can be trusted.
+        // This tree's separators are about to move: its remembered leaf range cannot be trusted.
         box.leafHint = nil
         var appendHint = appendedAtEnd
         for level in stride(from: path.count - 1, through: 0, by: -1) {
