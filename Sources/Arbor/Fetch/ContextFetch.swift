@@ -14,11 +14,12 @@ import Logging
 ///
 /// Without unsaved changes and with one store, the store's answer is final and it may stop
 /// after offset + limit rows.
-struct ContextFetch {
+///
+/// Made once per fetch on the path of every small fetch: it does not copy the request (each
+/// step borrows it) and cannot be copied itself.
+struct ContextFetch: ~Copyable {
     let context: ManagedObjectContext
-    let request: FetchRequest
     let coordinator: PersistentStoreCoordinator
-    let model: ManagedObjectModel
     let info: EntityInfo
     /// The sort key paths, then the extra ones, split at dots.
     let keyPaths: [[String]]
@@ -27,47 +28,52 @@ struct ContextFetch {
     /// Whether unsaved changes take part.
     let pending: Bool
 
+    /// The rows of `request` in `context`, each with the values of the sort key paths, then of
+    /// `extraKeyPaths`; and each store's plan and counts.
     /// - Throws: `ContextError.noPersistentStore`, `ContextError.unknownEntity`,
-    ///   `ObjectPredicateError` (unknown key, type mismatch).
-    init(_ context: ManagedObjectContext, _ request: FetchRequest, extraKeyPaths: [String]) throws {
+    ///   `ObjectPredicateError` (unknown key, type mismatch); store errors; errors evaluating
+    ///   the predicate on changed objects; what `onProgress` throws (it is told the rows
+    ///   examined as a store goes).
+    static func rows(of request: FetchRequest, in context: ManagedObjectContext, extraKeyPaths: [String],
+                     onProgress: ((Int) throws -> Void)?) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
+        try ContextFetch(context, request, extraKeyPaths: extraKeyPaths).run(request, onProgress: onProgress)
+    }
+
+    private init(_ context: ManagedObjectContext, _ request: FetchRequest, extraKeyPaths: [String]) throws {
         guard let coordinator = context.persistentStoreCoordinator, let model = context.model else { throw ContextError.noPersistentStore }
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
         if let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
         let keyPaths = (request.sortDescriptors.map(\.keyPath) + extraKeyPaths).map { $0.split(separator: ".").map(String.init) }
         for path in keyPaths { try PredicateChecker(model: model).checkPath(path, from: info, allowToMany: false) }
         self.context = context
-        self.request = request
         self.coordinator = coordinator
-        self.model = model
         self.info = info
         self.keyPaths = keyPaths
         inherited = context.inheritedPendingIDs()
         pending = (request.includesPendingChanges && !context.changed.isEmpty) || !inherited.isEmpty
     }
 
-    /// The rows of the request, and each store's plan and counts.
-    /// - Throws: store errors; errors evaluating the predicate on changed objects; what
-    ///   `onProgress` throws (it is told the rows examined as a store goes).
-    func run(onProgress: ((Int) throws -> Void)?) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
+    private func run(_ request: FetchRequest, onProgress: ((Int) throws -> Void)?) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
         let started = ContinuousClock.now
         let followsRelationships = pending && (request.predicate.map { $0.followsRelationships(info) } ?? false)
-        var (entries, statistics) = try readStores(ownColumnsOnly: followsRelationships, onProgress: onProgress)
+        var (entries, statistics) = try readStores(request, ownColumnsOnly: followsRelationships, onProgress: onProgress)
         if followsRelationships, let predicate = request.predicate { try evaluateOnObjects(predicate, &entries) }
-        if pending { try mergePendingChanges(into: &entries) }
-        if !request.sortDescriptors.isEmpty {
+        if pending { try mergePendingChanges(request, into: &entries) }
+        let descriptors = request.sortDescriptors
+        if !descriptors.isEmpty {
             // Sorting positions moves integers, not rows (a row's copy retains its arrays).
             let order = entries.withUnsafeBufferPointer { rows in
-                rows.indices.sorted { Self.precedes(rows[$0], rows[$1], request.sortDescriptors) }
+                rows.indices.sorted { Self.precedes(rows[$0], rows[$1], descriptors) }
             }
             entries = order.map { entries[$0] }
         }
         let page = DictionaryFetch.paged(entries, request)
-        log(statistics, returned: page.count, since: started)
+        log(request, statistics, returned: page.count, since: started)
         return (page, statistics)
     }
 
     /// Every searched store's rows, one store after another.
-    private func readStores(ownColumnsOnly: Bool, onProgress: ((Int) throws -> Void)?) throws -> ([FetchedRow], [FetchStatistics]) {
+    private func readStores(_ request: FetchRequest, ownColumnsOnly: Bool, onProgress: ((Int) throws -> Void)?) throws -> ([FetchedRow], [FetchStatistics]) {
         let stores = context.searchedStores(request, info, coordinator)
         var query = StoreQuery(entity: info, predicate: ownColumnsOnly ? request.predicate?.ownColumnConjuncts(info) : request.predicate,
                                includesSubentities: request.includesSubentities,
@@ -114,7 +120,7 @@ struct ContextFetch {
     /// adds matching inserted ones.
     /// This context's changes count when the request includes pending changes; its ancestors'
     /// always do (their current state comes through the parent).
-    private func mergePendingChanges(into entries: inout [FetchedRow]) throws {
+    private func mergePendingChanges(_ request: FetchRequest, into entries: inout [FetchedRow]) throws {
         let context = self.context, inherited = self.inherited
         let own = request.includesPendingChanges, changed = context.changed
         let mine = own ? Array(changed.values) : []
@@ -155,7 +161,7 @@ struct ContextFetch {
         return (a.id.isTemporaryID ? 1 : 0, a.id.primaryKey) < (b.id.isTemporaryID ? 1 : 0, b.id.primaryKey)
     }
 
-    private func log(_ statistics: [FetchStatistics], returned: Int, since started: ContinuousClock.Instant) {
+    private func log(_ request: FetchRequest, _ statistics: [FetchStatistics], returned: Int, since started: ContinuousClock.Instant) {
         let logger = ArborLog.fetches
         guard logger.logLevel <= .debug else { return }
         let plans = statistics.map { "\($0.plan): examined \($0.rowsExamined), matched \($0.rowsMatched)" + ($0.suggestion.map { "; \($0)" } ?? "") }

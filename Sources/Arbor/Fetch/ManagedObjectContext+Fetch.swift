@@ -120,7 +120,7 @@ extension ManagedObjectContext {
     /// paths, then of `extraKeyPaths`.
     func execute(_ request: FetchRequest, extraKeyPaths: [String] = [],
                  onProgress: ((Int) throws -> Void)? = nil) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
-        try ContextFetch(self, request, extraKeyPaths: extraKeyPaths).run(onProgress: onProgress)
+        try ContextFetch.rows(of: request, in: self, extraKeyPaths: extraKeyPaths, onProgress: onProgress)
     }
 
     /// The stores a request reads: those holding the entity, narrowed to `affectedStores`.
