@@ -1,6 +1,11 @@
 import Foundation
 
 extension ManagedObjectContext {
+    /// The current target of a to-one relationship.
+    func toOneTarget(_ object: ManagedObject, _ relationship: EntityInfo.Relationship) -> ObjectID? {
+        currentValue(object, slot: relationship.slot).reference
+    }
+
     /// Loads a fault's row (from the row cache or one point lookup) and calls `awakeFromFetch`.
     /// - Throws: `ContextError.objectNotFound` when the row is gone; store errors.
     func fulfill(_ object: ManagedObject) throws {

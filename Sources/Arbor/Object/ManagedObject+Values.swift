@@ -46,15 +46,15 @@ extension ManagedObject {
             let relationship = info.relationships[index]
             if relationship.kind == .toOne {
                 if value == nil {
-                    context.setToOne(self, relationship, nil)
+                    context.graph.setToOne(self, relationship, nil)
                 } else if let target = value as? ManagedObject, relationship.accepts(target) {
-                    context.setToOne(self, relationship, target)
+                    context.graph.setToOne(self, relationship, target)
                 } else {
                     context.pendingFailures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key,
                                                                      kind: .invalidValue("expected a \(relationship.destinationName) or nil")))
                 }
             } else if let members = value as? [ManagedObject], members.allSatisfy({ relationship.accepts($0) }) {
-                context.setMembers(self, relationship, members)
+                context.graph.setMembers(self, relationship, members)
             } else {
                 context.pendingFailures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key,
                                                                  kind: .invalidValue("expected an array of \(relationship.destinationName)")))
@@ -77,19 +77,19 @@ extension ManagedObject {
     /// Adds `member` to the to-many relationship `key` (at the end, when ordered).
     public func add(_ member: ManagedObject, toRelationship key: String) {
         guard let context = managedObjectContext, let relationship = toManyRelationship(key, member) else { return }
-        context.addMember(self, relationship, member)
+        context.graph.addMember(self, relationship, member)
     }
 
     /// Removes `member` from the to-many relationship `key`.
     public func remove(_ member: ManagedObject, fromRelationship key: String) {
         guard let context = managedObjectContext, let relationship = toManyRelationship(key, member) else { return }
-        context.removeMember(self, relationship, member)
+        context.graph.removeMember(self, relationship, member)
     }
 
     /// Inserts `member` at `index` of the ordered relationship `key`.
     public func insert(_ member: ManagedObject, at index: Int, inRelationship key: String) {
         guard let context = managedObjectContext, let relationship = toManyRelationship(key, member) else { return }
-        context.insertMember(self, relationship, member, at: index)
+        context.graph.insertMember(self, relationship, member, at: index)
     }
 
     private func toManyRelationship(_ key: String, _ member: ManagedObject) -> EntityInfo.Relationship? {

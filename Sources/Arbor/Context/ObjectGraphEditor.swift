@@ -1,28 +1,69 @@
-extension ManagedObjectContext {
-    /// The current target of a to-one relationship.
-    func toOneTarget(_ object: ManagedObject, _ relationship: EntityInfo.Relationship) -> ObjectID? {
-        currentValue(object, slot: relationship.slot).reference
+/// Edits the relationships of a context's objects and keeps both sides in step, as Core Data
+/// maintains inverses: setting a to-one moves the object between its old and new partners'
+/// to-many lists (or clears their to-one), adding to a to-many sets the member's inverse, and
+/// deleting an object applies each relationship's delete rule to its partners.
+///
+/// Every edit goes through the context's current values (faults load as needed) and marks each
+/// object it changes. Objects of another context are refused and reported by the next save
+/// (`ValidationFailureKind.objectFromAnotherContext`).
+struct ObjectGraphEditor {
+    let context: ManagedObjectContext
+
+    // MARK: Deleting
+
+    /// Marks `object` deleted and applies its relationships' delete rules: nullify removes it
+    /// from each partner's inverse, cascade deletes the partners too (iteratively, so long
+    /// chains cannot exhaust the stack), deny is checked by `save`, no action leaves partners
+    /// as they are. An object inserted since the last save is simply forgotten.
+    func delete(_ object: ManagedObject) {
+        var work = [object]
+        while let next = work.popLast() {
+            guard !next.deletedFlag else { continue }
+            next.prepareForDeletion()
+            next.deletedFlag = true
+            context.markChanged(next)
+            for relationship in next.info.relationships {
+                let rule = relationship.description.deleteRule
+                guard rule == .nullify || rule == .cascade else { continue }
+                let targets: [ObjectID]
+                if relationship.kind == .toOne {
+                    targets = context.toOneTarget(next, relationship).map { [$0] } ?? []
+                } else {
+                    targets = context.members(next, relationship)
+                }
+                let inverse = relationship.description.inverse
+                for target in targets {
+                    let related = context.object(with: target)
+                    detach(related, inverse, next.objectID, known: relationship.kind == .oneToMany)
+                    if rule == .cascade { work.append(related) }
+                }
+            }
+            if next.insertedFlag {
+                next.insertedFlag = false
+                context.unregister(next)
+            }
+        }
     }
 
     // MARK: Raw edits of one side (no inverse maintenance)
 
     private func rawSetToOne(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ target: ObjectID?) {
         object.changes[relationship.slot] = .reference(target)
-        markChanged(object)
+        context.markChanged(object)
     }
 
     private func rawAdd(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
         var state = object.toMany[relationship.slot] ?? ToManyState()
         state.append(member)
         object.toMany[relationship.slot] = state
-        markChanged(object)
+        context.markChanged(object)
     }
 
     private func rawRemove(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
         var state = object.toMany[relationship.slot] ?? ToManyState()
         state.remove(member)
         object.toMany[relationship.slot] = state
-        markChanged(object)
+        context.markChanged(object)
     }
 
     /// Removes `member` from `owner`'s relationship `name`. `known`: the caller knows the stored
@@ -33,7 +74,7 @@ extension ManagedObjectContext {
         if relationship.kind == .toOne {
             if known && owner.changes[relationship.slot] == nil {
                 rawSetToOne(owner, relationship, nil)
-            } else if toOneTarget(owner, relationship) == member {
+            } else if context.toOneTarget(owner, relationship) == member {
                 rawSetToOne(owner, relationship, nil)
             }
         } else {
@@ -45,19 +86,19 @@ extension ManagedObjectContext {
     private func attach(_ owner: ManagedObject, _ name: String, _ member: ObjectID) {
         guard let relationship = owner.info.relationship(named: name) else { return }
         if relationship.kind == .toOne {
-            let previous = toOneTarget(owner, relationship)
+            let previous = context.toOneTarget(owner, relationship)
             guard previous != member else { return }
             rawSetToOne(owner, relationship, member)
-            if let previous { detach(object(with: previous), relationship.description.inverse, owner.objectID) }
+            if let previous { detach(context.object(with: previous), relationship.description.inverse, owner.objectID) }
         } else {
             rawAdd(owner, relationship, member)
         }
     }
 
     private func checkOwnership(_ object: ManagedObject, of other: ManagedObject, key: String) -> Bool {
-        guard owns(other) else {
-            pendingFailures.append(ValidationFailure(objectID: object.objectID, entity: object.entityName, key: key,
-                                                     kind: .objectFromAnotherContext(other.objectID)))
+        guard context.owns(other) else {
+            context.pendingFailures.append(ValidationFailure(objectID: object.objectID, entity: object.entityName, key: key,
+                                                             kind: .objectFromAnotherContext(other.objectID)))
             return false
         }
         return true
@@ -68,13 +109,13 @@ extension ManagedObjectContext {
     /// Sets a to-one relationship; the old and new targets' inverses follow.
     func setToOne(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ target: ManagedObject?) {
         if let target, !checkOwnership(object, of: target, key: relationship.description.name) { return }
-        let old = toOneTarget(object, relationship)
+        let old = context.toOneTarget(object, relationship)
         let new = target?.objectID
         guard old != new else { return }
         rawSetToOne(object, relationship, new)
         let inverse = relationship.description.inverse
-        if let old { detach(self.object(with: old), inverse, object.objectID) }
-        if let new { attach(self.object(with: new), inverse, object.objectID) }
+        if let old { detach(context.object(with: old), inverse, object.objectID) }
+        if let new { attach(context.object(with: new), inverse, object.objectID) }
     }
 
     /// Adds `member` to a to-many relationship of `owner` (appended when ordered).
@@ -94,7 +135,7 @@ extension ManagedObjectContext {
         guard checkOwnership(owner, of: member, key: relationship.description.name),
               let inverse = member.info.inverse(of: relationship) else { return }
         if inverse.kind == .toOne {
-            if toOneTarget(member, inverse) == owner.objectID { setToOne(member, inverse, nil) } else { rawRemove(owner, relationship, member.objectID) }
+            if context.toOneTarget(member, inverse) == owner.objectID { setToOne(member, inverse, nil) } else { rawRemove(owner, relationship, member.objectID) }
         } else {
             rawRemove(owner, relationship, member.objectID)
             rawRemove(member, inverse, owner.objectID)
@@ -108,8 +149,8 @@ extension ManagedObjectContext {
         for member in newMembers where checkOwnership(owner, of: member, key: relationship.description.name) {
             if seen.insert(member.objectID).inserted { wanted.append(member) }
         }
-        let current = members(owner, relationship)
-        for id in current where !seen.contains(id) { removeMember(owner, relationship, object(with: id)) }
+        let current = context.members(owner, relationship)
+        for id in current where !seen.contains(id) { removeMember(owner, relationship, context.object(with: id)) }
         let currentSet = Set(current)
         for member in wanted where !currentSet.contains(member.objectID) { addMember(owner, relationship, member) }
         if relationship.description.isOrdered {
@@ -119,22 +160,27 @@ extension ManagedObjectContext {
 
     /// Inserts `member` at `index` of an ordered relationship (appends when past the end).
     func insertMember(_ owner: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ManagedObject, at index: Int) {
-        var list = members(owner, relationship).filter { $0 != member.objectID }
+        var list = context.members(owner, relationship).filter { $0 != member.objectID }
         addMember(owner, relationship, member)
-        guard relationship.description.isOrdered, owns(member) else { return }
+        guard relationship.description.isOrdered, context.owns(member) else { return }
         list.insert(member.objectID, at: max(0, min(index, list.count)))
         setOrder(owner, relationship, list)
     }
 
     private func setOrder(_ owner: ManagedObject, _ relationship: EntityInfo.Relationship, _ order: [ObjectID]) {
-        _ = members(owner, relationship)
+        _ = context.members(owner, relationship)
         guard var state = owner.toMany[relationship.slot] else { return }
         if state.current != order {
             state.current = order
             state.orderChanged = true
             state.isChanged = true
             owner.toMany[relationship.slot] = state
-            markChanged(owner)
+            context.markChanged(owner)
         }
     }
+}
+
+extension ManagedObjectContext {
+    /// Relationship edits with inverse maintenance and delete rules.
+    var graph: ObjectGraphEditor { ObjectGraphEditor(context: self) }
 }
