@@ -77,9 +77,17 @@ extension PersistentStoreCoordinator {
         }
     }
 
-    /// Copies `store` into a new, compacted file at `url`, removes `store` from this coordinator
-    /// and adds the copy in its place (same configuration, options and store UUID, so object IDs
-    /// stay valid). The old file is left as it was.
+    /// Copies `store` into a new file at `url`, removes `store` from this coordinator and adds
+    /// the copy in its place, with the same configuration and options (Core Data's "Save As").
+    ///
+    /// - A file store is copied compacted and keeps its store UUID, so object IDs stay valid;
+    ///   the old file is left as it was.
+    /// - A store in memory is written object by object (`StoreCopy`): its objects get new IDs in
+    ///   the file (fetch them again, or map old IDs through their attributes), and it keeps
+    ///   its objects until it is released.
+    ///
+    /// Either way the copy is written beside `url` and renamed into place once complete, so
+    /// `url` is the whole store or nothing, and on any error the coordinator keeps `store`.
     /// - Returns: the new store.
     /// - Throws: `StoreError` when `url` exists or cannot be written.
     @discardableResult
@@ -87,7 +95,10 @@ extension PersistentStoreCoordinator {
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw StoreError.engine(.io(operation: "migrate to \(url.path): the file exists", errno: EEXIST))
         }
-        try store.compact(to: url)
+        switch store.type {
+        case .file: try store.compact(to: url)
+        case .inMemory: try writeFile(of: store, to: url)
+        }
         remove(store)
         var options = store.options
         options.createIfMissing = false
@@ -96,6 +107,29 @@ extension PersistentStoreCoordinator {
         } catch {
             try? add(store)  // put the old one back: the coordinator keeps working
             throw error
+        }
+    }
+
+    /// Writes every object of `store` into a new store file at `url`, through a temporary file
+    /// beside it that is synced, then renamed into place.
+    private func writeFile(of store: PersistentStore, to url: URL) throws {
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).migrating-\(UUID().uuidString.prefix(8))")
+        defer {
+            try? FileManager.default.removeItem(at: temporary)
+            try? FileManager.default.removeItem(atPath: temporary.path + "-lock")
+        }
+        let copy = try StoreCopy(from: store)
+        var options = store.options
+        options.readOnly = false
+        options.createIfMissing = true
+        options.durability = .full
+        do {  // the file store is released (closed) before the rename
+            let file = try PersistentStore(url: temporary, model: managedObjectModel, configuration: store.configurationName, options: options)
+            try copy.write(into: file)
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            throw StoreError.engine(.io(operation: "rename to \(url.path)", errno: errno))
         }
     }
 }
