@@ -19,6 +19,7 @@ extension ManagedObjectContext {
     public func save() throws {
         processPendingChanges()
         if let parent { return try saveIntoParent(parent) }
+        let resolver = SaveConflictResolver(context: self)
         var attempts = 0
         while true {
             do {
@@ -26,10 +27,10 @@ extension ManagedObjectContext {
             } catch StoreError.conflicts(let conflicts) where mergePolicy != .error && attempts < 3 {
                 // Another writer may commit between resolving and saving again: retry a few times.
                 attempts += 1
-                try resolve(conflicts)
-            } catch let error as ValidationError where mergePolicy != .error && attempts < 3 && resolvesByPolicy(error) {
+                try resolver.resolve(conflicts)
+            } catch let error as ValidationError where mergePolicy != .error && attempts < 3 && resolver.resolves(error) {
                 attempts += 1
-                try resolveUniqueness(error.failures)
+                try resolver.resolveUniqueness(error.failures)
             }
         }
     }
