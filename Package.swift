@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -15,13 +16,26 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         // Documentation only (`make docs`): adds the generate-documentation command, no code.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
+        // The @Entity macro's implementation (ArborMacros), run by the compiler only.
+        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
     ],
     targets: [
         .systemLibrary(
             name: "CLZ4", path: "Sources/CLZ4", pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]),
         .target(name: "ArborEngine", dependencies: ["CLZ4"]),
-        .target(name: "Arbor", dependencies: ["ArborEngine", .product(name: "Logging", package: "swift-log")]),
+        // The macros' expansions, a library so that their tests need not build as a host tool
+        // (a test target depending on a macro target is built for the host, and then cannot
+        // import the `arbor` executable's module).
+        .target(name: "ArborMacroExpansions", dependencies: [
+            .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+            .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+        ]),
+        .macro(name: "ArborMacros", dependencies: [
+            "ArborMacroExpansions",
+            .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+        ]),
+        .target(name: "Arbor", dependencies: ["ArborEngine", "ArborMacros", .product(name: "Logging", package: "swift-log")]),
         .target(name: "ArborTransit", dependencies: ["Arbor"]),
         .executableTarget(
             name: "ArborCLI",
@@ -42,6 +56,11 @@ let package = Package(
             path: "Tests/ArborTestSupport"),
         .testTarget(name: "ArborTests", dependencies: [
             "Arbor", "ArborEngine", "ArborTestSupport", "ArborEngineTestSupport", .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "ArborMacrosTests", dependencies: [
+            "ArborMacroExpansions",
+            .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
         ]),
         .testTarget(name: "ArborTransitTests", dependencies: ["ArborTransit", "Arbor", "ArborTestSupport", "ArborEngineTestSupport"]),
         .testTarget(name: "ArborCLITests", dependencies: ["ArborCLI", "ArborEngine", "Arbor", "ArborTransit", "ArborEngineTestSupport"]),

@@ -50,6 +50,16 @@ struct ReadmeExampleTests {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Modules/Arbor.swiftmodule next to \(CommandLine.arguments[0])"])
     }
 
+    /// The `@Entity` macros' compiler plugin the build made, beside the modules directory.
+    static func macroPlugin(besides modules: URL) throws -> URL {
+        let directory = modules.deletingLastPathComponent()
+        for name in ["ArborMacros-tool", "ArborMacros"] {
+            let candidate = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "ArborMacros-tool in \(directory.path)"])
+    }
+
     @Test("every Swift block of a document type-checks, in order, as one program",
           arguments: [("README.md", 5), ("Sources/Arbor/Arbor.docc/GettingStarted.md", 4)])
     func examplesCompile(document: String, minimumBlocks: Int) throws {
@@ -64,7 +74,9 @@ struct ReadmeExampleTests {
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", try Self.modulesDirectory().path,
+        let modules = try Self.modulesDirectory()
+        process.arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", modules.path,
+                             "-load-plugin-executable", try Self.macroPlugin(besides: modules).path + "#ArborMacros",
                              "-Xcc", "-fmodule-map-file=" + Self.root.appendingPathComponent("Sources/CLZ4/module.modulemap").path,
                              main.path]
         let output = Pipe()

@@ -19,6 +19,14 @@ final class EntityInfo: Sendable {
         }
     }
 
+    /// A property `@Entity` declared, as its accessors find it (see `declaredSlots`).
+    enum DeclaredSlot: Sendable {
+        case attribute(Attribute)
+        case relationship(Relationship)
+        /// The class declares it, the entity lacks it (the model refuses such a class).
+        case missing(String)
+    }
+
     enum RelationshipKind: Sendable {
         /// Stored as a column of this entity's rows.
         case toOne
@@ -119,6 +127,9 @@ final class EntityInfo: Sendable {
     let rootHash: Int
     /// Per column slot: whether it holds a to-one reference (a null there is a nil reference).
     let isToOneSlot: [Bool]
+    /// The properties of the class's `@Entity` declarations (`_$propertyNames`), by position:
+    /// what a generated accessor reads, with no name lookup.
+    let declaredSlots: [DeclaredSlot]
 
     init(name: String, code: UInt16, schema: EntitySchema, managedObjectClass: ManagedObject.Type, rootName: String, rootCode: UInt16,
          descendantCodes: Set<UInt16>, attributes: [Attribute], relationships: [Relationship], columnCount: Int,
@@ -146,6 +157,13 @@ final class EntityInfo: Sendable {
         var toOne = [Bool](repeating: false, count: columnCount)
         for relationship in relationships where relationship.kind == .toOne && relationship.slot < columnCount { toOne[relationship.slot] = true }
         self.isToOneSlot = toOne
+        declaredSlots = managedObjectClass._$propertyNames.map { name in
+            switch byName[name] {
+            case .attribute(let index): return .attribute(attributes[index])
+            case .relationship(let index): return .relationship(relationships[index])
+            case nil: return .missing(name)
+            }
+        }
     }
 
     func attribute(named name: String) -> Attribute? {

@@ -42,6 +42,11 @@ public final class ManagedObjectModel: Sendable {
         }
         let resolver = try ModelResolver(declared: declared)
         infos = try resolver.resolve()
+        for info in infos {
+            for case .missing(let property) in info.declaredSlots {
+                throw ModelError.classPropertyNotInEntity(entity: info.name, property: property)
+            }
+        }
         infosByName = Dictionary(uniqueKeysWithValues: infos.map { ($0.name, $0) })
         infosByCode = EntityCodeTable(infos)
         var byClass: [ObjectIdentifier: EntityInfo] = [:]

@@ -14,6 +14,12 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidDefault(entity: String, attribute: String, detail: String)
     case unknownConfigurationEntity(configuration: String, entity: String)
     case tooManyEntities(Int)
+    /// A class given to `ManagedObjectModel(types:)` without `@Entity`.
+    case notAnEntityClass(String)
+    /// An `@Entity` class persists a property its entity's description lacks.
+    case classPropertyNotInEntity(entity: String, property: String)
+    /// A relationship whose inverse neither side names, and that cannot be paired alone.
+    case ambiguousInverse(entity: String, relationship: String, candidates: [String])
 
     public var description: String {
         switch self {
@@ -34,6 +40,12 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownConfigurationEntity(let configuration, let entity):
             return "configuration \(configuration) names entity \(entity), which is not in the model"
         case .tooManyEntities(let count): return "a model holds at most 65535 entities, not \(count)"
+        case .notAnEntityClass(let name): return "class \(name) has no @Entity declaration: add @Entity, or describe it with EntityDescription"
+        case .classPropertyNotInEntity(let entity, let property):
+            return "entity \(entity): its class persists \(property), which the entity description lacks"
+        case .ambiguousInverse(let entity, let relationship, let candidates):
+            let options = candidates.isEmpty ? "the destination has no relationship back" : "candidates: " + candidates.joined(separator: ", ")
+            return "\(entity).\(relationship): no inverse (\(options)); name it with @Relationship(inverse: \\Destination.property)"
         }
     }
 }

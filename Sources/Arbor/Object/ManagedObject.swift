@@ -147,6 +147,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Called when the object is deleted, before delete rules are applied.
     open func prepareForDeletion() {}
 
+    // MARK: The entity `@Entity` declares (overridden by its expansion)
+
+    /// The entity's name: the class's, or the one `@Entity` gives.
+    open class var _$entityName: String { String(describing: self) }
+    /// The properties `@Entity` persists, this class's after its superclasses'.
+    open class var _$propertyNames: [String] { [] }
+    /// `_$propertyNames.count`, without building the list.
+    open class var _$propertyCount: Int { 0 }
+    /// The entity `@Entity` declares for this class; nil for a class without the macro.
+    open class func _$entityDescription() -> EntityDescription? { nil }
+
     // MARK: Hashable (identity, as for any class instance)
 
     public static func == (a: ManagedObject, b: ManagedObject) -> Bool { a === b }

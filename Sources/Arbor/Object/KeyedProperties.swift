@@ -1,41 +1,5 @@
 import Foundation
 
-/// An attribute of a `ManagedObject` subclass, read and written through the object's context:
-/// `@Attribute("name") var name: String`. The key names the attribute in the model.
-@propertyWrapper
-public struct Attribute<Value: AttributeConvertible> {
-    public let key: String
-
-    public init(_ key: String) { self.key = key }
-
-    /// Only usable inside a `ManagedObject` subclass, where the enclosing-instance subscript
-    /// below is used instead; the compiler rejects any other use.
-    @available(*, unavailable, message: "@Attribute is only available on ManagedObject subclasses")
-    public var wrappedValue: Value {
-        get { preconditionFailure("unreachable: wrappedValue is unavailable") }
-        set { preconditionFailure("unreachable: wrappedValue is unavailable") }
-    }
-
-    // Inlinable: specialized in the subclass's module for the concrete object and value types,
-    // and the wrapped key path, which it never uses, is then never instantiated (a key path
-    // argument costs a runtime call, `swift_getKeyPath`, at every read).
-    @inlinable
-    public static subscript<Object: ManagedObject>(
-        _enclosingInstance object: Object,
-        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
-        storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
-    ) -> Value {
-        get {
-            if let value = object.loadedAttribute(cachedBy: storageKeyPath) { return Value.reading(value) }
-            guard let value = object.contextAttribute(storageKeyPath, key: { object[keyPath: storageKeyPath].key }) else {
-                return Value.fallbackValue
-            }
-            return Value.reading(value)
-        }
-        set { object.setTypedAttribute(newValue.attributeValue, forKey: object[keyPath: storageKeyPath].key) }
-    }
-}
-
 /// A `Codable` value stored as JSON (Core Data's transformable attribute):
 /// `@Transformable("tags") var tags: [String]?`. Values that fail to decode read as nil.
 @propertyWrapper
@@ -88,31 +52,31 @@ extension Array: RelationshipValue where Element: ManagedObject {
     public func write(to object: ManagedObject, key: String) { object.setValue(self as [ManagedObject], forKey: key) }
 }
 
-/// A relationship of a `ManagedObject` subclass: `@Relationship("stop") var stop: Stop?` or
-/// `@Relationship("stopTimes") var stopTimes: [StopTime]`. Setting it keeps the inverse in step.
-@propertyWrapper
-public struct Relationship<Value: RelationshipValue> {
-    public let key: String
-
-    public init(_ key: String) { self.key = key }
-
-    @available(*, unavailable, message: "@Relationship is only available on ManagedObject subclasses")
-    public var wrappedValue: Value {
-        get { preconditionFailure("unreachable: wrappedValue is unavailable") }
-        set { preconditionFailure("unreachable: wrappedValue is unavailable") }
-    }
-
-    public static subscript<Object: ManagedObject>(
-        _enclosingInstance object: Object,
-        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
-        storage storageKeyPath: ReferenceWritableKeyPath<Object, Relationship<Value>>
-    ) -> Value {
-        get { Value.read(from: object, key: object[keyPath: storageKeyPath].key) }
-        set { newValue.write(to: object, key: object[keyPath: storageKeyPath].key) }
-    }
-}
-
 extension ManagedObject {
+    // MARK: What `@Attribute("key")` and `@Relationship("key")` expand to
+
+    /// The attribute `key` (hand-written form); `keyPath`, the property's own, caches its slot.
+    /// - Complexity: O(1) once the slot is cached, O(length) for a string or data value.
+    @inlinable
+    public final func _$keyedAttribute<Object: ManagedObject, V: AttributeConvertible>(_ keyPath: KeyPath<Object, V>,
+                                                                                       _ key: String) -> V {
+        if let value = loadedAttribute(cachedBy: keyPath) { return V.reading(value) }
+        guard let value = contextAttribute(keyPath, key: { key }) else { return V.fallbackValue }
+        return V.reading(value)
+    }
+
+    /// Sets the attribute `key` (hand-written form).
+    @inlinable
+    public final func _$setKeyedAttribute<V: AttributeConvertible>(_ key: String, _ value: V) {
+        setTypedAttribute(value.attributeValue, forKey: key)
+    }
+
+    /// The relationship `key` (hand-written form): its destination or members.
+    public final func _$keyedRelationship<V: RelationshipValue>(_ key: String) -> V { V.read(from: self, key: key) }
+
+    /// Sets the relationship `key` (hand-written form); inverses follow.
+    public final func _$setKeyedRelationship<V: RelationshipValue>(_ key: String, _ value: V) { value.write(to: self, key: key) }
+
     func typedAttribute<Value: AttributeConvertible>(_ key: String) -> Value {
         guard let context = managedObjectContext, let attribute = info.attribute(named: key) else { return Value.fallbackValue }
         let value = context.currentAttribute(self, slot: attribute.slot)
@@ -120,7 +84,7 @@ extension ManagedObject {
     }
 
     /// The common case of an `@Attribute` read, without the context (and the load of its weak
-    /// reference): the object is loaded and unchanged, and its slot is cached by the wrapper's
+    /// reference): the object is loaded and unchanged, and its slot is cached by the property's
     /// key path. nil otherwise (`contextAttribute` answers).
     @usableFromInline
     final func loadedAttribute(cachedBy keyPath: AnyKeyPath) -> AttributeValue? {

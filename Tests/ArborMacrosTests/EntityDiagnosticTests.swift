@@ -1,0 +1,184 @@
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+/// Each diagnostic names the property and the fix; the property is left out of the entity.
+@Suite("@Entity diagnostics")
+struct EntityDiagnosticTests {
+    @Test("a property without a type annotation")
+    func missingType() {
+        expect("""
+            @Entity
+            final class Stop: ManagedObject {
+                var name = ""
+            }
+            """, expandsTo: """
+            final class Stop: ManagedObject {
+                var name = ""
+
+                override class var _$entityName: String {
+                    "Stop"
+                }
+
+                override class var _$propertyNames: [String] {
+                    super._$propertyNames + []
+                }
+
+                override class var _$propertyCount: Int {
+                    super._$propertyCount + 0
+                }
+
+                override class func _$entityDescription() -> EntityDescription? {
+                    return EntityDescription("Stop", class: Stop.self, superentity: ManagedObject._$superentityName(of: ManagedObject.self), isAbstract: false, renamingIdentifier: nil)
+                }
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "persisted property 'name' needs a type annotation (for example 'var name: String'), or mark it @Transient", line: 3, column: 9),
+            ])
+    }
+
+    @Test("types that cannot be stored: a dictionary, an array of values, a tuple, a function")
+    func unsupportedTypes() {
+        expect("""
+            @Entity
+            final class Stop: ManagedObject {
+                var extras: [String: String]
+                var codes: [Int]
+                var position: (Double, Double)
+                var callback: () -> Void
+            }
+            """, expandsTo: """
+            final class Stop: ManagedObject {
+                var extras: [String: String]
+                var codes: [Int]
+                var position: (Double, Double)
+                var callback: () -> Void
+
+                override class var _$entityName: String {
+                    "Stop"
+                }
+
+                override class var _$propertyNames: [String] {
+                    super._$propertyNames + []
+                }
+
+                override class var _$propertyCount: Int {
+                    super._$propertyCount + 0
+                }
+
+                override class func _$entityDescription() -> EntityDescription? {
+                    return EntityDescription("Stop", class: Stop.self, superentity: ManagedObject._$superentityName(of: ManagedObject.self), isAbstract: false, renamingIdentifier: nil)
+                }
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "property 'extras' of type '[String: String]' cannot be stored (a dictionary): use String, Int, Int64, Int32, Int16, Double, Float, Bool, Date, Data, UUID, URL, Decimal or an AttributeConvertible type, optional or not; 'T?' or '[T]' of a ManagedObject subclass for a relationship; or mark it @Transient to keep it in memory only", line: 3, column: 17),
+                DiagnosticSpec(message: "property 'codes' of type '[Int]' cannot be stored (an array of values; a to-many relationship is an array of a ManagedObject subclass): use String, Int, Int64, Int32, Int16, Double, Float, Bool, Date, Data, UUID, URL, Decimal or an AttributeConvertible type, optional or not; 'T?' or '[T]' of a ManagedObject subclass for a relationship; or mark it @Transient to keep it in memory only", line: 4, column: 16),
+                DiagnosticSpec(message: "property 'position' of type '(Double, Double)' cannot be stored (a tuple): use String, Int, Int64, Int32, Int16, Double, Float, Bool, Date, Data, UUID, URL, Decimal or an AttributeConvertible type, optional or not; 'T?' or '[T]' of a ManagedObject subclass for a relationship; or mark it @Transient to keep it in memory only", line: 5, column: 19),
+                DiagnosticSpec(message: "property 'callback' of type '() -> Void' cannot be stored (a function): use String, Int, Int64, Int32, Int16, Double, Float, Bool, Date, Data, UUID, URL, Decimal or an AttributeConvertible type, optional or not; 'T?' or '[T]' of a ManagedObject subclass for a relationship; or mark it @Transient to keep it in memory only", line: 6, column: 19),
+            ])
+    }
+
+    @Test("@Relationship on a value type")
+    func relationshipOnValue() {
+        expect("""
+            @Entity
+            final class Stop: ManagedObject {
+                @Relationship(deleteRule: .cascade) var name: String
+            }
+            """, expandsTo: """
+            final class Stop: ManagedObject {
+                var name: String {
+                    get {
+                        _$get(0)
+                    }
+                    set {
+                        _$set(0, newValue)
+                    }
+                }
+
+                override class var _$entityName: String {
+                    "Stop"
+                }
+
+                override class var _$propertyNames: [String] {
+                    super._$propertyNames + ["name"]
+                }
+
+                override class var _$propertyCount: Int {
+                    super._$propertyCount + 1
+                }
+
+                override class func _$entityDescription() -> EntityDescription? {
+                    var entity = EntityDescription("Stop", class: Stop.self, superentity: ManagedObject._$superentityName(of: ManagedObject.self), isAbstract: false, renamingIdentifier: nil)
+                    entity._$add(ManagedObject._$declare("name", String.self))
+                    return entity
+                }
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "@Relationship on 'name' needs a relationship type: 'Destination?' (to-one) or '[Destination]' (to-many), not 'String'", line: 3, column: 5),
+            ])
+    }
+
+    @Test("the hand-written form inside an @Entity class")
+    func keyedFormInEntity() {
+        expect("""
+            @Entity
+            final class Stop: ManagedObject {
+                @Attribute("stop_name") var name: String
+            }
+            """, expandsTo: """
+            final class Stop: ManagedObject {
+                var name: String
+
+                override class var _$entityName: String {
+                    "Stop"
+                }
+
+                override class var _$propertyNames: [String] {
+                    super._$propertyNames + []
+                }
+
+                override class var _$propertyCount: Int {
+                    super._$propertyCount + 0
+                }
+
+                override class func _$entityDescription() -> EntityDescription? {
+                    return EntityDescription("Stop", class: Stop.self, superentity: ManagedObject._$superentityName(of: ManagedObject.self), isAbstract: false, renamingIdentifier: nil)
+                }
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "in an @Entity class the property's name is the attribute's name: write 'var name' without @Attribute(\"key\"), and use @Attribute(originalName:) when it was renamed", line: 3, column: 5),
+            ])
+    }
+
+    @Test("@Entity on a struct")
+    func notAClass() {
+        expect("""
+            @Entity
+            struct Stop {
+                var name: String
+            }
+            """, expandsTo: """
+            struct Stop {
+                var name: String
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "@Entity applies to a class: declare 'final class Name: ManagedObject'", line: 1, column: 1),
+            ])
+    }
+
+    @Test("@Entity on a class without a superclass")
+    func notAManagedObject() {
+        expect("""
+            @Entity
+            final class Route {
+                var name: String
+            }
+            """, expandsTo: """
+            final class Route {
+                var name: String
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "@Entity class 'Route' must subclass ManagedObject (or another @Entity class)", line: 2, column: 13),
+            ])
+    }
+}
