@@ -8,6 +8,10 @@ enum EntityDiagnostic: DiagnosticMessage {
     case unsupportedType(String, String, String)
     case notARelationship(String, String)
     case keyedForm(String, String)
+    case compoundNotAList(String)
+    case compoundNotAProperty(String)
+    case compoundNotPersisted(String)
+    case compoundOutsideEntity(String)
 
     var message: String {
         switch self {
@@ -23,6 +27,16 @@ enum EntityDiagnostic: DiagnosticMessage {
                 + "ManagedObject subclass for a relationship; or mark it @Transient to keep it in memory only"
         case .notARelationship(let property, let type):
             return "@Relationship on '\(property)' needs a relationship type: 'Destination?' (to-one) or '[Destination]' (to-many), not '\(type)'"
+        case .compoundNotAList(let macro):
+            return "each argument of #\(macro) is one \(macro == "Index" ? "index" : "constraint"), a list of properties: "
+                + "#\(macro)<Stop>([\\.longitude, \\.latitude])"
+        case .compoundNotAProperty(let macro):
+            return "#\(macro) names properties of the class itself, one key path component each: '\\.name'"
+        case .compoundNotPersisted(let property):
+            return "'\(property)' in #Index or #Unique is not a persisted property of this class (a transient, computed or "
+                + "inherited one cannot be indexed here)"
+        case .compoundOutsideEntity(let macro):
+            return "#\(macro) belongs in the body of an @Entity class; for a hand-written model, list the index in its EntityDescription"
         case .keyedForm(let property, let form):
             return "in an @Entity class the property's name is the \(form == "Attribute" ? "attribute" : "relationship")'s name: "
                 + "write 'var \(property)' without @\(form)(\"key\"), and use @\(form)(originalName:) when it was renamed"

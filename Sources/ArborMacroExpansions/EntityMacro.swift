@@ -18,8 +18,10 @@ public protocol EntityExpansion: MemberMacro, MemberAttributeMacro {}
 extension EntityExpansion {
     public static func expansion(of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
                                  conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext) throws -> [DeclSyntax] {
-        guard let entity = EntityClass(declaration, attribute: node, diagnose: context.diagnose) else { return [] }
+        guard var entity = EntityClass(declaration, attribute: node, diagnose: context.diagnose) else { return [] }
+        entity.readCompoundDeclarations(declaration.memberBlock.members, diagnose: context.diagnose)
         let members = MemberReader.persisted(declaration.memberBlock.members, diagnose: context.diagnose)
+        entity.dropCompounds(namingOtherThan: Set(members.map(\.name)), diagnose: context.diagnose)
         let access = entity.isPublic ? "public " : ""
         let names = members.map { "\"\($0.name)\"" }.joined(separator: ", ")
         var body: [String] = []
@@ -27,9 +29,9 @@ extension EntityExpansion {
                     + "superentity: ManagedObject._$superentityName(of: \(entity.superclass).self), "
                     + "isAbstract: \(entity.isAbstract), renamingIdentifier: \(entity.originalName ?? "nil"))")
         for member in members { body.append("entity._$add(\(declareCall(of: member)))") }
-        let indexes = entity.compoundIndexes.map { "IndexDescription([\($0.map { "\"\($0)\"" }.joined(separator: ", "))])" }
+        let indexes = entity.compoundIndexes.map { "IndexDescription([\($0.names.map { "\"\($0)\"" }.joined(separator: ", "))])" }
             + members.flatMap { member in member.indexKinds.filter { $0 != "values" }.map { index(member.name, kind: $0) } }
-            + entity.compoundUniques.map { "IndexDescription([\($0.map { "\"\($0)\"" }.joined(separator: ", "))], unique: true)" }
+            + entity.compoundUniques.map { "IndexDescription([\($0.names.map { "\"\($0)\"" }.joined(separator: ", "))], unique: true)" }
             + members.filter(\.isUnique).map { "IndexDescription([\"\($0.name)\"], unique: true)" }
         if !indexes.isEmpty { body.append("entity.indexes = [\(indexes.joined(separator: ", "))]") }
         if body.count == 1 {  // nothing to add: a `var` would draw a warning in the user's build
@@ -104,8 +106,14 @@ struct EntityClass {
     var isPublic: Bool
     var isAbstract = "false"
     var originalName: String?
-    var compoundIndexes: [[String]] = []
-    var compoundUniques: [[String]] = []
+    var compoundIndexes: [Compound] = []
+    var compoundUniques: [Compound] = []
+
+    /// One argument of `#Index` or `#Unique`: the properties, and where each was written.
+    struct Compound {
+        var names: [String] = []
+        var nodes: [Syntax] = []
+    }
 
     init?(_ declaration: some DeclGroupSyntax, attribute: AttributeSyntax, diagnose: (Diagnostic) -> Void) {
         guard let type = declaration.as(ClassDeclSyntax.self) else {
@@ -126,23 +134,52 @@ struct EntityClass {
             case nil: entityName = argument.expression.trimmedDescription
             case "abstract": isAbstract = argument.expression.trimmedDescription
             case "originalName": originalName = argument.expression.trimmedDescription
-            case "indexes": compoundIndexes = Self.keyPathLists(argument.expression)
-            case "unique": compoundUniques = Self.keyPathLists(argument.expression)
             default: break
             }
         }
     }
 
-    /// `[[\Stop.longitude, \Stop.latitude]]` → `[["longitude", "latitude"]]`.
-    static func keyPathLists(_ expression: ExprSyntax) -> [[String]] {
-        guard let outer = expression.as(ArrayExprSyntax.self) else { return [] }
-        return outer.elements.compactMap { element in
-            guard let inner = element.expression.as(ArrayExprSyntax.self) else { return nil }
-            return inner.elements.compactMap { item -> String? in
-                guard let keyPath = item.expression.as(KeyPathExprSyntax.self),
-                      let property = keyPath.components.last?.component.as(KeyPathPropertyComponentSyntax.self) else { return nil }
-                return property.declName.baseName.text
+    /// Reads `#Index<Root>([\.a, \.b], …)` and `#Unique<Root>(…)` among the class's members:
+    /// each argument, an array of key paths to the class's own properties, is one index.
+    mutating func readCompoundDeclarations(_ members: MemberBlockItemListSyntax, diagnose: (Diagnostic) -> Void) {
+        for item in members {
+            guard let expansion = item.decl.as(MacroExpansionDeclSyntax.self) else { continue }
+            let macro = expansion.macroName.text
+            guard macro == "Index" || macro == "Unique" else { continue }
+            for argument in expansion.arguments {
+                guard let list = argument.expression.as(ArrayExprSyntax.self) else {
+                    diagnose(Diagnostic(node: Syntax(argument.expression), message: EntityDiagnostic.compoundNotAList(macro)))
+                    continue
+                }
+                var compound = Compound()
+                for element in list.elements {
+                    guard let keyPath = element.expression.as(KeyPathExprSyntax.self), keyPath.components.count == 1,
+                          let property = keyPath.components.first?.component.as(KeyPathPropertyComponentSyntax.self) else {
+                        diagnose(Diagnostic(node: Syntax(element.expression), message: EntityDiagnostic.compoundNotAProperty(macro)))
+                        continue
+                    }
+                    compound.names.append(property.declName.baseName.text)
+                    compound.nodes.append(Syntax(keyPath))
+                }
+                // An argument with a mistake is diagnosed and left out whole.
+                guard compound.names.count == list.elements.count, !compound.names.isEmpty else { continue }
+                if macro == "Index" { compoundIndexes.append(compound) } else { compoundUniques.append(compound) }
             }
         }
+    }
+
+    /// Leaves out, with a diagnostic at the key path, each compound that names a property the
+    /// entity does not persist here.
+    mutating func dropCompounds(namingOtherThan persisted: Set<String>, diagnose: (Diagnostic) -> Void) {
+        func keep(_ compound: Compound) -> Bool {
+            var keep = true
+            for (name, node) in zip(compound.names, compound.nodes) where !persisted.contains(name) {
+                diagnose(Diagnostic(node: node, message: EntityDiagnostic.compoundNotPersisted(name)))
+                keep = false
+            }
+            return keep
+        }
+        compoundIndexes = compoundIndexes.filter(keep)
+        compoundUniques = compoundUniques.filter(keep)
     }
 }

@@ -1,3 +1,4 @@
+import SwiftDiagnostics
 import SwiftSyntax
 import SwiftSyntaxMacros
 
@@ -35,4 +36,21 @@ public protocol MarkerExpansion: PeerMacro {}
 extension MarkerExpansion {
     public static func expansion(of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
                                  in context: some MacroExpansionContext) throws -> [DeclSyntax] { [] }
+}
+
+/// `#Index<Root>(…)` and `#Unique<Root>(…)`: read by `@Entity` from the class's members; they
+/// declare nothing themselves, and are an error outside an `@Entity` class.
+public protocol CompoundDeclarationExpansion: DeclarationMacro {}
+
+extension CompoundDeclarationExpansion {
+    public static func expansion(of node: some FreestandingMacroExpansionSyntax,
+                                 in context: some MacroExpansionContext) throws -> [DeclSyntax] {
+        let isEntity = context.lexicalContext.first?.as(ClassDeclSyntax.self)?.attributes.contains {
+            $0.as(AttributeSyntax.self)?.attributeName.trimmedDescription == "Entity"
+        } ?? false
+        if !isEntity {
+            context.diagnose(Diagnostic(node: Syntax(node), message: EntityDiagnostic.compoundOutsideEntity(node.macroName.text)))
+        }
+        return []
+    }
 }

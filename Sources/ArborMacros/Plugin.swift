@@ -9,8 +9,10 @@ public enum EntityMacro: EntityExpansion {}
 public enum PersistedPropertyMacro: PersistedPropertyExpansion {}
 public enum KeyedPropertyMacro: KeyedPropertyExpansion {}
 public enum MarkerMacro: MarkerExpansion {}
+public enum CompoundDeclarationMacro: CompoundDeclarationExpansion {}
 
 @main
 struct ArborMacrosPlugin: CompilerPlugin {
-    let providingMacros: [Macro.Type] = [EntityMacro.self, PersistedPropertyMacro.self, KeyedPropertyMacro.self, MarkerMacro.self]
+    let providingMacros: [Macro.Type] = [EntityMacro.self, PersistedPropertyMacro.self, KeyedPropertyMacro.self, MarkerMacro.self,
+                                          CompoundDeclarationMacro.self]
 }

@@ -181,4 +181,84 @@ struct EntityDiagnosticTests {
                 DiagnosticSpec(message: "@Entity class 'Route' must subclass ManagedObject (or another @Entity class)", line: 2, column: 13),
             ])
     }
+
+    @Test("#Index naming a transient property or a path, and an argument that is not a list")
+    func compoundMistakes() {
+        expect("""
+            @Entity
+            final class Stop: ManagedObject {
+                #Index<Stop>([\\.name, \\.visits], [\\.route.name])
+                #Unique<Stop>(\\.name)
+                var name: String
+                var route: Route?
+                @Transient var visits = 0
+            }
+            """, expandsTo: """
+            final class Stop: ManagedObject {
+                var name: String {
+                    get {
+                        _$get(0)
+                    }
+                    set {
+                        _$set(0, newValue)
+                    }
+                }
+                var route: Route? {
+                    get {
+                        _$get(1)
+                    }
+                    set {
+                        _$set(1, newValue)
+                    }
+                }
+                var visits = 0
+
+                override class var _$entityName: String {
+                    "Stop"
+                }
+
+                override class var _$propertyNames: [String] {
+                    super._$propertyNames + ["name", "route"]
+                }
+
+                override class var _$propertyCount: Int {
+                    super._$propertyCount + 2
+                }
+
+                override class func _$entityDescription() -> EntityDescription? {
+                    var entity = EntityDescription("Stop", class: Stop.self, superentity: ManagedObject._$superentityName(of: ManagedObject.self), isAbstract: false, renamingIdentifier: nil)
+                    entity._$add(ManagedObject._$declare("name", String.self))
+                    entity._$add(ManagedObject._$declare("route", Route?.self))
+                    return entity
+                }
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "#Index names properties of the class itself, one key path component each: '\\.name'", line: 3, column: 39),
+                DiagnosticSpec(message: "each argument of #Unique is one constraint, a list of properties: #Unique<Stop>([\\.longitude, \\.latitude])", line: 4, column: 19),
+                DiagnosticSpec(message: "'visits' in #Index or #Unique is not a persisted property of this class (a transient, computed or inherited one cannot be indexed here)", line: 3, column: 27),
+            ])
+    }
+
+    @Test("#Index outside an @Entity class")
+    func compoundOutsideEntity() {
+        expect("""
+            final class Stop: ManagedObject {
+                #Index<Stop>([\\.name])
+                @Attribute("name") var name: String
+            }
+            """, expandsTo: """
+            final class Stop: ManagedObject {
+                var name: String {
+                    get {
+                        _$keyedAttribute(\\Stop.name, "name")
+                    }
+                    set {
+                        _$setKeyedAttribute("name", newValue)
+                    }
+                }
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "#Index belongs in the body of an @Entity class; for a hand-written model, list the index in its EntityDescription", line: 2, column: 5),
+            ], macros: entityMacros.merging(keyedMacros) { $1 })
+    }
 }

@@ -3,11 +3,12 @@ import Testing
 
 @Suite("@Entity expansion")
 struct EntityExpansionTests {
-    @Test("attributes: types, defaults, indexes, uniqueness, a rename; transient, computed and static properties are left alone")
+    @Test("attributes: types, defaults, indexes (#Index too), uniqueness, a rename; transient, computed and static properties are left alone")
     func attributes() {
         expect("""
-            @Entity(indexes: [[\\Stop.longitude, \\Stop.latitude]])
+            @Entity
             final class Stop: ManagedObject {
+                #Index<Stop>([\\.longitude, \\.latitude])
                 @Unique var stopID: String
                 @Index(.normalized, .words) var name: String = ""
                 @Index var code: Int16 = 0
@@ -154,11 +155,12 @@ struct EntityExpansionTests {
             """)
     }
 
-    @Test("a sub-entity counts its properties after its superclass's; name, abstract, rename and compound uniqueness from the arguments")
+    @Test("a sub-entity counts its properties after its superclass's; name, abstract and rename from the arguments, compound uniqueness from #Unique")
     func subEntity() {
         expect("""
-            @Entity("Vehicle", abstract: true, unique: [[\\Vehicle.fleet, \\Vehicle.number]], originalName: "Car")
+            @Entity("Vehicle", abstract: true, originalName: "Car")
             public class Vehicle: ManagedObject {
+                #Unique<Vehicle>([\\.fleet, \\.number])
                 public var fleet: String
                 public var number: Int
             }

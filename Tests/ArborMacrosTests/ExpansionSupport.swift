@@ -8,13 +8,15 @@ enum EntityMacro: EntityExpansion {}
 enum PersistedPropertyMacro: PersistedPropertyExpansion {}
 enum KeyedPropertyMacro: KeyedPropertyExpansion {}
 enum MarkerMacro: MarkerExpansion {}
+/// `@Index` and `#Index`, `@Unique` and `#Unique`: one name each, so one type for both roles.
+enum MarkerOrCompoundMacro: MarkerExpansion, CompoundDeclarationExpansion {}
 
 /// The macros as an `@Entity` class sees them: the markers expand to nothing.
 let entityMacros: [String: MacroSpec] = [
     "Entity": MacroSpec(type: EntityMacro.self),
     "_PersistedProperty": MacroSpec(type: PersistedPropertyMacro.self),
-    "Index": MacroSpec(type: MarkerMacro.self),
-    "Unique": MacroSpec(type: MarkerMacro.self),
+    "Index": MacroSpec(type: MarkerOrCompoundMacro.self),
+    "Unique": MacroSpec(type: MarkerOrCompoundMacro.self),
     "Transient": MacroSpec(type: MarkerMacro.self),
     "Relationship": MacroSpec(type: MarkerMacro.self),
     "Attribute": MacroSpec(type: MarkerMacro.self),

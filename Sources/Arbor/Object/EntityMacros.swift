@@ -3,9 +3,11 @@
 /// ```swift
 /// @Entity
 /// final class Stop: ManagedObject {
+///     #Index<Stop>([\.longitude, \.latitude])
 ///     @Unique var stopID: String
 ///     @Index(.normalized, .words) var name: String = ""
 ///     var latitude: Double?
+///     var longitude: Double?
 ///     @Relationship(inverse: \StopTime.stop, deleteRule: .cascade, ordered: true) var stopTimes: [StopTime]
 ///     @Transient var visits = 0
 /// }
@@ -14,18 +16,16 @@
 /// Every stored `var` is persisted: `AttributeConvertible` types (optional or not) as
 /// attributes, an initial value as the attribute's default; `T?` and `[T]` of a
 /// `ManagedObject` subclass as relationships. The generated accessors read the object's slot
-/// directly.
+/// directly. Compound indexes and uniqueness constraints are declared in the body with
+/// `#Index` and `#Unique`.
 ///
 /// - Parameters:
 ///   - name: the entity's name (default: the class's).
 ///   - abstract: an entity with no objects of its own, only of its sub-entities.
-///   - indexes: compound indexes, most significant property first (`[[\Stop.longitude, \Stop.latitude]]`).
-///   - unique: compound uniqueness constraints.
 ///   - originalName: the entity's former name, for lightweight migration.
 @attached(member, names: named(_$entityName), named(_$propertyNames), named(_$propertyCount), named(_$entityDescription))
 @attached(memberAttribute)
-public macro Entity(_ name: String? = nil, abstract: Bool = false, indexes: [[AnyKeyPath]] = [], unique: [[AnyKeyPath]] = [],
-                    originalName: String? = nil) = #externalMacro(module: "ArborMacros", type: "EntityMacro")
+public macro Entity(_ name: String? = nil, abstract: Bool = false, originalName: String? = nil) = #externalMacro(module: "ArborMacros", type: "EntityMacro")
 
 /// The accessors `@Entity` gives its n-th persisted property (not written by hand).
 @attached(accessor, names: named(init), named(get), named(set))
@@ -48,6 +48,19 @@ public enum PropertyIndex: Sendable {
 @attached(peer)
 public macro Index(_ kinds: PropertyIndex...) = #externalMacro(module: "ArborMacros", type: "MarkerMacro")
 
+/// Compound indexes of an `@Entity` class, one per argument, most significant property first:
+/// `#Index<Stop>([\.longitude, \.latitude])`. Written in the class's body (a key path in
+/// `@Entity`'s own arguments would have the class refer to itself while it is being declared).
+@freestanding(declaration)
+public macro Index<Root: ManagedObject>(_ indexes: [PartialKeyPath<Root>]...) =
+    #externalMacro(module: "ArborMacros", type: "CompoundDeclarationMacro")
+
+/// Compound uniqueness constraints of an `@Entity` class, one per argument: no two objects of
+/// the entity have equal values in all of the listed properties. `#Unique<Trip>([\.route, \.number])`.
+@freestanding(declaration)
+public macro Unique<Root: ManagedObject>(_ constraints: [PartialKeyPath<Root>]...) =
+    #externalMacro(module: "ArborMacros", type: "CompoundDeclarationMacro")
+
 /// Makes a property of an `@Entity` class unique among the objects of its entity.
 @attached(peer)
 public macro Unique() = #externalMacro(module: "ArborMacros", type: "MarkerMacro")
@@ -58,8 +71,10 @@ public macro Transient() = #externalMacro(module: "ArborMacros", type: "MarkerMa
 
 /// A relationship of an `@Entity` class.
 /// - Parameters:
-///   - inverse: the relationship on the destination that points back (needed on one side when
-///     the pair cannot be told apart, for example two relationships between the same entities).
+///   - inverse: the relationship on the destination that points back. Name it on one side only
+///     (naming it on both makes each class refer to the other while it is being declared, which
+///     the compiler reports as a circular reference); it is needed only when the pair cannot
+///     be told apart, for example two relationships between the same entities.
 ///   - deleteRule: what deleting this object does to its destination objects.
 ///   - ordered: a to-many relationship keeps its members in the order set.
 ///   - optional: false makes a to-one required at save.
