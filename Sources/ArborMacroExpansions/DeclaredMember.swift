@@ -58,11 +58,17 @@ enum MemberReader {
     static func persisted(_ members: MemberBlockItemListSyntax, diagnose: (Diagnostic) -> Void) -> [DeclaredMember] {
         var result: [DeclaredMember] = []
         for item in members {
-            if let variable = item.decl.as(VariableDeclSyntax.self),
-               let keyed = variable.attributes.compactMap({ $0.as(AttributeSyntax.self) }).first(where: isKeyedForm) {
+            if let variable = item.decl.as(VariableDeclSyntax.self) {
                 let name = variable.bindings.first?.pattern.trimmedDescription ?? "?"
-                diagnose(Diagnostic(node: Syntax(keyed), message: EntityDiagnostic.keyedForm(name, keyed.attributeName.trimmedDescription)))
-                continue
+                let attributes = variable.attributes.compactMap { $0.as(AttributeSyntax.self) }
+                if let keyed = attributes.first(where: isKeyedForm) {
+                    diagnose(Diagnostic(node: Syntax(keyed), message: EntityDiagnostic.keyedForm(name, keyed.attributeName.trimmedDescription)))
+                    continue
+                }
+                if let wrapper = attributes.first(where: { $0.attributeName.trimmedDescription == "Transformable" }) {
+                    diagnose(Diagnostic(node: Syntax(wrapper), message: EntityDiagnostic.transformable(name)))
+                    continue
+                }
             }
             guard let variable = item.decl.as(VariableDeclSyntax.self), isPersisted(variable),
                   let binding = variable.bindings.first, let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }

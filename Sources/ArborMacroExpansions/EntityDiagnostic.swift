@@ -8,6 +8,7 @@ enum EntityDiagnostic: DiagnosticMessage {
     case unsupportedType(String, String, String)
     case notARelationship(String, String)
     case keyedForm(String, String)
+    case transformable(String)
     case compoundNotAList(String)
     case compoundNotAProperty(String)
     case compoundNotPersisted(String)
@@ -37,6 +38,9 @@ enum EntityDiagnostic: DiagnosticMessage {
                 + "inherited one cannot be indexed here)"
         case .compoundOutsideEntity(let macro):
             return "#\(macro) belongs in the body of an @Entity class; for a hand-written model, list the index in its EntityDescription"
+        case .transformable(let property):
+            return "@Transformable(\"key\") belongs to hand-written models: in an @Entity class, give '\(property)' a type that "
+                + "conforms to AttributeConvertible (for example by encoding it as Data), or mark it @Transient"
         case .keyedForm(let property, let form):
             return "in an @Entity class the property's name is the \(form == "Attribute" ? "attribute" : "relationship")'s name: "
                 + "write 'var \(property)' without @\(form)(\"key\"), and use @\(form)(originalName:) when it was renamed"

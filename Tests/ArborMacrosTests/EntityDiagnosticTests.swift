@@ -261,4 +261,36 @@ struct EntityDiagnosticTests {
                 DiagnosticSpec(message: "#Index belongs in the body of an @Entity class; for a hand-written model, list the index in its EntityDescription", line: 2, column: 5),
             ], macros: entityMacros.merging(keyedMacros) { $1 })
     }
+
+    @Test("@Transformable(\"key\") inside an @Entity class")
+    func transformableInEntity() {
+        expect("""
+            @Entity
+            final class Stop: ManagedObject {
+                @Transformable("tags") var tags: [String]?
+            }
+            """, expandsTo: """
+            final class Stop: ManagedObject {
+                @Transformable("tags") var tags: [String]?
+
+                override class var _$entityName: String {
+                    "Stop"
+                }
+
+                override class var _$propertyNames: [String] {
+                    super._$propertyNames + []
+                }
+
+                override class var _$propertyCount: Int {
+                    super._$propertyCount + 0
+                }
+
+                override class func _$entityDescription() -> EntityDescription? {
+                    return EntityDescription("Stop", class: Stop.self, superentity: ManagedObject._$superentityName(of: ManagedObject.self), isAbstract: false, renamingIdentifier: nil)
+                }
+            }
+            """, diagnostics: [
+                DiagnosticSpec(message: "@Transformable(\"key\") belongs to hand-written models: in an @Entity class, give 'tags' a type that conforms to AttributeConvertible (for example by encoding it as Data), or mark it @Transient", line: 3, column: 5),
+            ])
+    }
 }

@@ -37,13 +37,17 @@ final class ContextLink {
 
 /// An object of the graph, owned by one context (Core Data's `NSManagedObject`).
 ///
-/// Subclass it per entity and declare properties with `@Attribute` and `@Relationship`:
+/// Subclass it per entity, marked `@Entity`: its stored properties are the entity's attributes
+/// and relationships.
 /// ```swift
+/// @Entity
 /// final class Stop: ManagedObject {
-///     @Attribute("name") var name: String
-///     @Relationship("stopTimes") var stopTimes: [StopTime]
+///     var name: String = ""
+///     @Relationship(inverse: \StopTime.stop, deleteRule: .cascade) var stopTimes: [StopTime]
 /// }
 /// ```
+/// (With a model written by hand, mark the properties `@Attribute("name")` and
+/// `@Relationship("stopTimes")` instead.)
 /// Property reads go through the context: a fault loads its row on the first read (from the
 /// store's row cache or one point lookup). Related objects are held by ID, never retained, so
 /// graphs have no retain cycles. Not `Sendable`: use it only inside its context's `perform` —
