@@ -1,8 +1,14 @@
 // swift-tools-version:6.0
 // libFuzzer targets for ArborEngine and Arbor. Built and run by `make fuzz` (see ../Makefile):
-//   swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address ...
+//   swift build -c release -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=... ...
 // A separate package so the main package's `swift build` never links a fuzzer entry point.
 import PackageDescription
+
+// libFuzzer's runtime is linked into the fuzz targets only, each of which has a `main` that runs
+// libFuzzer's driver (FuzzerDriver). The Makefile's instrumentation flags reach every module,
+// the @Entity macro plugin too, an executable that must keep its own `main`, so SwiftPM's
+// --sanitize=fuzzer (which links libFuzzer's `main` into every executable) cannot be used.
+let fuzzer: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer"])]
 
 let package = Package(
     name: "ArborFuzz",
@@ -15,15 +21,16 @@ let package = Package(
             "ArborEngineTestSupport", .product(name: "Arbor", package: "Arbor"), .product(name: "ArborEngine", package: "Arbor"),
             .product(name: "ArborTransit", package: "Arbor"),
         ]),
-        .executableTarget(name: "FuzzFileOpen", dependencies: ["ArborEngineTestSupport"]),
-        .executableTarget(name: "FuzzDecode", dependencies: ["ArborEngineTestSupport"]),
-        .executableTarget(name: "FuzzOperations", dependencies: ["ArborEngineTestSupport"]),
-        .executableTarget(name: "FuzzContext", dependencies: ["ArborTestSupport"]),
+        .target(name: "FuzzerDriver"),
+        .executableTarget(name: "FuzzFileOpen", dependencies: ["FuzzerDriver", "ArborEngineTestSupport"], linkerSettings: fuzzer),
+        .executableTarget(name: "FuzzDecode", dependencies: ["FuzzerDriver", "ArborEngineTestSupport"], linkerSettings: fuzzer),
+        .executableTarget(name: "FuzzOperations", dependencies: ["FuzzerDriver", "ArborEngineTestSupport"], linkerSettings: fuzzer),
+        .executableTarget(name: "FuzzContext", dependencies: ["FuzzerDriver", "ArborTestSupport"], linkerSettings: fuzzer),
         .executableTarget(name: "FuzzPredicate", dependencies: [
-            .product(name: "Arbor", package: "Arbor"), "ArborTestSupport",
-        ]),
-        .executableTarget(name: "FuzzGTFS", dependencies: ["ArborTestSupport"]),
-        .executableTarget(name: "FuzzInspect", dependencies: ["ArborTestSupport"]),
+            "FuzzerDriver", .product(name: "Arbor", package: "Arbor"), "ArborTestSupport",
+        ], linkerSettings: fuzzer),
+        .executableTarget(name: "FuzzGTFS", dependencies: ["FuzzerDriver", "ArborTestSupport"], linkerSettings: fuzzer),
+        .executableTarget(name: "FuzzInspect", dependencies: ["FuzzerDriver", "ArborTestSupport"], linkerSettings: fuzzer),
         // Writes the seed corpora (real store files, keys, operation sequences); run once, commit the output.
         .executableTarget(name: "MakeSeeds", dependencies: [
             .product(name: "ArborEngine", package: "Arbor"), "ArborEngineTestSupport",

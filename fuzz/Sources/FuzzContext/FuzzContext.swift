@@ -1,3 +1,4 @@
+import FuzzerDriver
 import ArborTestSupport
 
 /// libFuzzer entry point: random context operations (insert, relate, reorder, delete, save,
@@ -14,4 +15,10 @@ public func fuzzContext(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("fuzz finding: \(error)")
     }
     return 0
+}
+
+// The program's entry: libFuzzer's driver on this target (see fuzz/Package.swift).
+arbor_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { data, size in
+    guard let data else { return 0 }
+    return fuzzContext(data, size)
 }

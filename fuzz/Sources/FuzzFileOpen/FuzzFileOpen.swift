@@ -1,3 +1,4 @@
+import FuzzerDriver
 import ArborEngineTestSupport
 
 /// libFuzzer entry point: see FuzzBodies.fileOpen. A finding traps so libFuzzer records the input.
@@ -6,4 +7,10 @@ public func fuzzFileOpen(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     do { try FuzzBodies.fileOpen(bytes) } catch { fatalError("fuzz finding: \(error)") }
     return 0
+}
+
+// The program's entry: libFuzzer's driver on this target (see fuzz/Package.swift).
+arbor_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { data, size in
+    guard let data else { return 0 }
+    return fuzzFileOpen(data, size)
 }

@@ -1,3 +1,4 @@
+import FuzzerDriver
 import ArborTestSupport
 
 /// libFuzzer entry point: arbitrary bytes as a GTFS file (see ToolFuzzBodies.gtfs).
@@ -6,4 +7,10 @@ public func fuzzGTFS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     do { try ToolFuzzBodies.gtfs(bytes) } catch { fatalError("fuzz finding: \(error)") }
     return 0
+}
+
+// The program's entry: libFuzzer's driver on this target (see fuzz/Package.swift).
+arbor_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { data, size in
+    guard let data else { return 0 }
+    return fuzzGTFS(data, size)
 }

@@ -1,3 +1,4 @@
+import FuzzerDriver
 import Arbor
 import ArborTestSupport
 import Foundation
@@ -17,4 +18,10 @@ public func fuzzPredicate(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("fuzz finding: \(error)")
     }
     return 0
+}
+
+// The program's entry: libFuzzer's driver on this target (see fuzz/Package.swift).
+arbor_fuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { data, size in
+    guard let data else { return 0 }
+    return fuzzPredicate(data, size)
 }
