@@ -40,8 +40,8 @@ struct AccessorBenchmark: ParsableCommand {
         let keyed = try filled(keyedModel, as: KeyedAccessorStop.self)
         let reads = Double(objects * rounds * 3)
         var sums = (0, 0)
-        let declaredSeconds = try Clock.seconds { sums.0 = declared.context.performAndWait { Self.readDeclared(declared.objects, rounds: rounds) } }
-        let keyedSeconds = try Clock.seconds { sums.1 = keyed.context.performAndWait { Self.readKeyed(keyed.objects, rounds: rounds) } }
+        let declaredSeconds = Clock.seconds { sums.0 = declared.context.performAndWait { Self.readDeclared(declared.objects, rounds: rounds) } }
+        let keyedSeconds = Clock.seconds { sums.1 = keyed.context.performAndWait { Self.readKeyed(keyed.objects, rounds: rounds) } }
         guard sums.0 == sums.1 else { throw BenchError.wrongAnswer("the accessors read different values") }
         print(String(format: "@Entity accessors: %.1f ns a read; @Attribute(\"key\") accessors: %.1f ns a read (%d reads each)",
                      declaredSeconds / reads * 1e9, keyedSeconds / reads * 1e9, Int(reads)))
@@ -52,7 +52,7 @@ struct AccessorBenchmark: ParsableCommand {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         _ = try coordinator.addPersistentStore(with: .inMemory())
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
-        let objects: [T] = try context.performAndWait {
+        let fetched: [T] = try context.performAndWait {
             for index in 0..<objects {
                 let stop = try context.insertNewObject(forEntityName: "Stop")
                 stop.setValue(AttributeValue.int(Int64(index)), forKey: "identifier")
@@ -64,7 +64,7 @@ struct AccessorBenchmark: ParsableCommand {
             request.returnsObjectsAsFaults = false
             return Array(try context.fetch(request, as: T.self))
         }
-        return (context, objects)
+        return (context, fetched)
     }
 
     @inline(never)

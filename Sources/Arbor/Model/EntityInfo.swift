@@ -130,6 +130,9 @@ final class EntityInfo: Sendable {
     /// The properties of the class's `@Entity` declarations (`_$propertyNames`), by position:
     /// what a generated accessor reads, with no name lookup.
     let declaredSlots: [DeclaredSlot]
+    /// For each entry of `declaredSlots`, the attribute's slot, or -1: what a generated
+    /// attribute getter reads (a plain integer, so the read copies no description).
+    let declaredAttributeSlots: [Int]
 
     init(name: String, code: UInt16, schema: EntitySchema, managedObjectClass: ManagedObject.Type, rootName: String, rootCode: UInt16,
          descendantCodes: Set<UInt16>, attributes: [Attribute], relationships: [Relationship], columnCount: Int,
@@ -163,6 +166,10 @@ final class EntityInfo: Sendable {
             case .relationship(let index): return .relationship(relationships[index])
             case nil: return .missing(name)
             }
+        }
+        declaredAttributeSlots = declaredSlots.map { slot in
+            if case .attribute(let attribute) = slot { return attribute.slot }
+            return -1
         }
     }
 

@@ -117,11 +117,11 @@ extension ManagedObject {
 
     @usableFromInline
     final func _$attributeValue(_ index: Int) -> AttributeValue {
-        let slots = info.declaredSlots
-        guard index >= 0, index < slots.count, case .attribute(let attribute) = slots[index] else { return .null }
-        if let value = storedAttribute(attribute.slot) { return value }
+        let slot = info.declaredAttributeSlots.withUnsafeBufferPointer { slots in index >= 0 && index < slots.count ? slots[index] : -1 }
+        guard slot >= 0 else { return .null }
+        if let value = storedAttribute(slot) { return value }
         guard let context = managedObjectContext else { return .null }
-        return context.currentAttribute(self, slot: attribute.slot)
+        return context.currentAttribute(self, slot: slot)
     }
 
     @usableFromInline
