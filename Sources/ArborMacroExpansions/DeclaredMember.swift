@@ -27,17 +27,14 @@ enum MemberReader {
         guard variable.bindingSpecifier.tokenKind == .keyword(.var),
               !variable.modifiers.contains(where: { ["static", "class", "lazy", "override"].contains($0.name.text) }),
               variable.bindings.count == 1, let binding = variable.bindings.first,
-              binding.pattern.is(IdentifierPatternSyntax.self) else { return false }
-        if let accessors = binding.accessorBlock {
-            // A computed property (or one with observers) is not stored by the entity.
-            _ = accessors
-            return false
-        }
+              binding.pattern.is(IdentifierPatternSyntax.self),
+              binding.accessorBlock == nil  // a computed property, or one with observers
+        else { return false }
         for attribute in variable.attributes {
             guard let attribute = attribute.as(AttributeSyntax.self) else { return false }
             let name = attribute.attributeName.trimmedDescription
             if name == "Transient" || name == "_PersistedProperty" { return false }
-            // `@Attribute("key")` and `@Relationship("key")` are the hand-written wrappers.
+            // `@Attribute("key")` and `@Relationship("key")` are the hand-written forms.
             if isKeyedForm(attribute) { return false }
             if !markers.contains(name) { return false }  // another property wrapper
         }
