@@ -22,7 +22,7 @@ struct ChangeMerger {
             object.isFaultState = true
         }
         // Rows in the stores' caches were replaced by the save; objects refreshed above read them.
-        context.noticeMerged(notification.inserted.union(notification.updated).union(notification.deleted),
+        context.noticeMerged(inserted: notification.inserted, updated: notification.updated, deleted: notification.deleted,
                              permanentIDs: notification.permanentIDs)
         context.changeObservers.post(notification)
     }
@@ -56,19 +56,17 @@ struct ChangeMerger {
             for group in set.groups { roots.insert(group.info.rootCode) }
         }
         for object in objects where object.managedObjectContext === context {
-            for relationship in object.info.relationships where relationship.kind != .toOne {
-                guard let destination = context.model?.info(named: relationship.destinationName), roots.contains(destination.rootCode),
-                      object.toMany[relationship.slot] != nil else { continue }
-                context.rereadMembers(object, slot: relationship.slot)
-                context.notice(object)
+            context.changingObserved(object) {
+                for relationship in object.info.relationships where relationship.kind != .toOne {
+                    guard let destination = context.model?.info(named: relationship.destinationName), roots.contains(destination.rootCode),
+                          object.toMany[relationship.slot] != nil else { continue }
+                    context.rereadMembers(object, slot: relationship.slot)
+                    context.notice(object, as: .refreshed)
+                }
             }
         }
-        if changes.count > Self.listLimit {
-            context.noticeEverything()
-            context.processPendingChanges()
-        } else {
-            context.noticeMerged(Set(changes.inserted).union(changes.updated).union(changes.deleted), permanentIDs: [:])
-        }
+        context.noticeMerged(inserted: changes.inserted, updated: changes.updated, deleted: changes.deleted, permanentIDs: [:],
+                             listed: changes.count <= Self.listLimit)
     }
 
     /// Gives objects known here by a temporary ID that a save (of an ancestor) made permanent

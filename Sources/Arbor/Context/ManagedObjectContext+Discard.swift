@@ -1,10 +1,16 @@
 extension ManagedObjectContext {
     /// Turns `object` back into a fault. With `mergeChanges`, its unsaved changes are kept and
     /// re-applied over the freshly read row; otherwise they are discarded. Loaded to-many lists
-    /// are released, so objects reachable only through them can go away.
+    /// are released, so objects reachable only through them can go away. An object that
+    /// Observation watches (see `observesObjects`) is read again at once, with the lists it had
+    /// loaded, and its observers fire for the properties whose values changed.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard owns(object), !object.insertedFlag else { return }
-        notice(object)
+        notice(object, as: .refreshed)
+        changingObserved(object) { discardLoadedState(object, mergeChanges: mergeChanges) }
+    }
+
+    private func discardLoadedState(_ object: ManagedObject, mergeChanges: Bool) {
         object.committedValues = nil
         object.committedVersion = nil
         object.isFaultState = true
@@ -49,6 +55,7 @@ extension ManagedObjectContext {
         noticeEverything()
         for object in Array(changed.values) {
             if object.insertedFlag || (object.deletedFlag && object.objectID.isTemporaryID) {
+                notice(object, as: .deleted)
                 detach(object)
             } else {
                 refresh(object, mergeChanges: false)
@@ -61,12 +68,14 @@ extension ManagedObjectContext {
     /// Forgets every object: registered objects are detached from the context (their
     /// `managedObjectContext` becomes nil) and unsaved changes are discarded.
     public func reset() {
-        noticeEverything()
+        noticeEverything(reset: true)
         for object in liveRegisteredObjects {
-            object.managedObjectContext = nil
-            object.changes = [:]
-            object.prefetched = []
-            object.isFaultState = true
+            changingObserved(object) {
+                object.managedObjectContext = nil
+                object.changes = [:]
+                object.prefetched = []
+                object.isFaultState = true
+            }
         }
         for object in changed.values { object.managedObjectContext = nil }
         registered.removeAll()

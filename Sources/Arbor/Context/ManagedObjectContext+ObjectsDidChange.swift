@@ -1,31 +1,46 @@
-/// What changed in a context since its observers last heard (Core Data's
-/// `NSManagedObjectContextObjectsDidChange`), for fetched results controllers.
+/// What changed in a context since its observers last heard: the published `ObjectsDidChange`
+/// and what fetched results controllers need besides.
 struct ContextObjectsChange {
     /// Objects inserted, updated, deleted or refreshed here, or merged from another context's
     /// save: each must be looked at again. Objects no longer registered are given by ID only.
+    /// Not filled for merges of more than `ChangeMerger.listLimit` objects (`needsRefetch`).
     var objects: [ObjectID: ManagedObject?] = [:]
+    /// How each changed object changed.
+    var kinds: [ObjectID: ObjectChangeKind] = [:]
     /// Temporary IDs a save of this context (or of an ancestor, merged) made permanent.
     var permanentIDs: [ObjectID: ObjectID] = [:]
-    /// A change too broad to list (rollback, reset): observers start over.
+    /// A change too broad to list (rollback, reset, a large merge): observers start over.
     var needsRefetch = false
+    /// The context was reset.
+    var invalidatedAll = false
 
-    var isEmpty: Bool { objects.isEmpty && permanentIDs.isEmpty && !needsRefetch }
-}
+    var isEmpty: Bool { objects.isEmpty && kinds.isEmpty && permanentIDs.isEmpty && !needsRefetch }
 
-/// A registration for a context's object changes; `cancel()` or releasing it ends it.
-final class ObjectsChangeObservation {
-    private let cancellation: () -> Void
-    private var cancelled = false
-
-    init(_ cancellation: @escaping () -> Void) { self.cancellation = cancellation }
-
-    func cancel() {
-        guard !cancelled else { return }
-        cancelled = true
-        cancellation()
+    /// Notes `kind` for `id`, after what was noted before.
+    mutating func note(_ id: ObjectID, _ kind: ObjectChangeKind) {
+        if let earlier = kinds[id] {
+            kinds[id] = earlier.followed(by: kind)
+        } else {
+            kinds[id] = kind
+        }
     }
 
-    deinit { cancel() }
+    /// The change as the public API gives it.
+    var published: ObjectsDidChange {
+        var result = ObjectsDidChange()
+        for (id, kind) in kinds {
+            switch kind {
+            case .inserted: result.inserted.insert(id)
+            case .updated: result.updated.insert(id)
+            case .deleted: result.deleted.insert(id)
+            case .refreshed: result.refreshed.insert(id)
+            case .invalidated: result.invalidated.insert(id)
+            }
+        }
+        result.invalidatedAll = invalidatedAll
+        result.permanentIDs = permanentIDs
+        return result
+    }
 }
 
 /// A context's objects-did-change observers and what they have not heard yet. Changes are
@@ -50,16 +65,18 @@ struct ObjectsChangeNotifier {
         if observers.isEmpty { pending = nil }
     }
 
-    /// Notes `object`, registered under `id`, as changed.
-    mutating func notice(_ id: ObjectID, _ object: ManagedObject?) {
+    /// Notes `object`, registered under `id`, as changed in the way `kind` says.
+    mutating func notice(_ id: ObjectID, _ object: ManagedObject?, _ kind: ObjectChangeKind) {
         guard pending != nil else { return }
         pending?.objects[id] = .some(object)
+        pending?.note(id, kind)
     }
 
-    /// Notes `id` as changed unless it is noted already (with its object).
-    mutating func noticeIfNew(_ id: ObjectID, _ object: @autoclosure () -> ManagedObject?) {
-        guard pending != nil, pending?.objects[id] == nil else { return }
-        pending?.objects[id] = .some(object())
+    /// Notes `id` as changed by a merge; with `listed`, for fetched results controllers too.
+    mutating func noticeMerged(_ id: ObjectID, _ kind: ObjectChangeKind, listed: Bool, _ object: () -> ManagedObject?) {
+        guard pending != nil else { return }
+        if listed, pending?.objects[id] == nil { pending?.objects[id] = .some(object()) }
+        pending?.note(id, kind)
     }
 
     mutating func noticePermanentIDs(_ permanentIDs: [ObjectID: ObjectID]) {
@@ -67,9 +84,10 @@ struct ObjectsChangeNotifier {
         pending?.permanentIDs.merge(permanentIDs) { _, new in new }
     }
 
-    /// Notes a change observers cannot follow object by object.
-    mutating func noticeEverything() {
+    /// Notes a change observers cannot follow object by object; `reset`: every object is gone.
+    mutating func noticeEverything(reset: Bool = false) {
         pending?.needsRefetch = true
+        if reset { pending?.invalidatedAll = true }
     }
 
     /// The gathered change and the observers to tell, in the order they registered; nil when
@@ -83,9 +101,9 @@ struct ObjectsChangeNotifier {
 
 extension ManagedObjectContext {
     /// Calls `body` on the context's queue with each batch of object changes.
-    func addObjectsChangeObserver(_ body: @escaping (ContextObjectsChange) -> Void) -> ObjectsChangeObservation {
-        let key = objectsDidChange.add(body)
-        return ObjectsChangeObservation { [weak self] in
+    func addObjectsChangeObserver(_ body: @escaping (ContextObjectsChange) -> Void) -> ObjectsDidChangeObservation {
+        let key = performAndWait { objectsDidChange.add(body) }
+        return ObjectsDidChangeObservation { [weak self] in
             guard let self else { return }
             // The observer may go away on another thread: the context's state changes on its queue.
             let remove: @Sendable () -> Void = { [weak self] in self?.objectsDidChange.remove(key) }
@@ -93,14 +111,20 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Notes that `object` may have changed (called by every write, insert and delete).
+    /// Notes that `object` changed (called by every write and delete): deleted or updated, as
+    /// its state says. Insertions note themselves (`notice(_:as:)`).
     func notice(_ object: ManagedObject) {
-        objectsDidChange.notice(object.objectID, object)
+        objectsDidChange.notice(object.objectID, object, object.deletedFlag ? .deleted : .updated)
     }
 
-    /// Notes a change observers cannot follow object by object.
-    func noticeEverything() {
-        objectsDidChange.noticeEverything()
+    /// Notes that `object` changed in the way `kind` says.
+    func notice(_ object: ManagedObject, as kind: ObjectChangeKind) {
+        objectsDidChange.notice(object.objectID, object, kind)
+    }
+
+    /// Notes a change observers cannot follow object by object; `reset`: every object is gone.
+    func noticeEverything(reset: Bool = false) {
+        objectsDidChange.noticeEverything(reset: reset)
     }
 
     /// Tells observers what changed since they last heard. Called at the end of each outermost
@@ -111,10 +135,16 @@ extension ManagedObjectContext {
         for observer in delivery.observers { observer(delivery.change) }
     }
 
-    /// Notes IDs that changed outside this context (a merged save) and tells observers.
-    func noticeMerged(_ ids: Set<ObjectID>, permanentIDs: [ObjectID: ObjectID]) {
+    /// Notes what a merge changed (IDs saved or changed outside this context) and tells
+    /// observers. With `listed` false (a large merge), fetched results controllers start over
+    /// instead of looking at each ID.
+    func noticeMerged(inserted: some Sequence<ObjectID>, updated: some Sequence<ObjectID>, deleted: some Sequence<ObjectID>,
+                      permanentIDs: [ObjectID: ObjectID], listed: Bool = true) {
         guard objectsDidChange.isObserved else { return }
-        for id in ids { objectsDidChange.noticeIfNew(id, self.registeredObject(for: id)) }
+        for (ids, kind) in [(Array(inserted), ObjectChangeKind.inserted), (Array(updated), .updated), (Array(deleted), .deleted)] {
+            for id in ids { objectsDidChange.noticeMerged(id, kind, listed: listed) { self.registeredObject(for: id) } }
+        }
+        if !listed { objectsDidChange.noticeEverything() }
         objectsDidChange.noticePermanentIDs(permanentIDs)
         processPendingChanges()
     }

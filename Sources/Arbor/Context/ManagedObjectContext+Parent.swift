@@ -110,19 +110,11 @@ extension ManagedObjectContext {
             object.isFaultState = false
             register(object)
             markChanged(object)
+            notice(object, as: .inserted)
         }
         for change in changes where !change.deleted {
             let object = self.object(with: currentID(change.id))
-            for (slot, value) in change.values { object.changes[slot] = value.remapped(currentID) }
-            for (slot, list, reordered) in change.toMany {
-                guard let relationship = object.info.relationships.first(where: { $0.kind != .toOne && $0.slot == slot }) else { continue }
-                _ = members(object, relationship)  // materialize: `committed` is what this context read
-                var state = object.toMany[slot] ?? ToManyState()
-                state.current = list.map(currentID)
-                state.isChanged = true
-                state.orderChanged = state.orderChanged || reordered
-                object.toMany[slot] = state
-            }
+            changingObserved(object) { apply(change, to: object) }
             markChanged(object)
         }
         for change in changes where change.deleted {
@@ -138,5 +130,19 @@ extension ManagedObjectContext {
             }
         }
         changeObservers.post(notification)
+    }
+
+    /// Makes a child's values and member lists for `object` its unsaved changes here.
+    private func apply(_ change: ChildChange, to object: ManagedObject) {
+        for (slot, value) in change.values { object.changes[slot] = value.remapped(currentID) }
+        for (slot, list, reordered) in change.toMany {
+            guard let relationship = object.info.relationships.first(where: { $0.kind != .toOne && $0.slot == slot }) else { continue }
+            _ = members(object, relationship)  // materialize: `committed` is what this context read
+            var state = object.toMany[slot] ?? ToManyState()
+            state.current = list.map(currentID)
+            state.isChanged = true
+            state.orderChanged = state.orderChanged || reordered
+            object.toMany[slot] = state
+        }
     }
 }

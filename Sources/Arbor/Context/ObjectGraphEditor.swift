@@ -50,20 +50,25 @@ struct ObjectGraphEditor {
     private func rawSetToOne(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ target: ObjectID?) {
         object.changes[relationship.slot] = .reference(target)
         context.markChanged(object)
+        object.observeChange(relationship.slot)
     }
 
     private func rawAdd(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
         var state = object.toMany[relationship.slot] ?? ToManyState()
+        let count = state.current?.count
         state.append(member)
         object.toMany[relationship.slot] = state
         context.markChanged(object)
+        if state.current?.count != count { object.observeMembersChange(relationship.slot) }
     }
 
     private func rawRemove(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
         var state = object.toMany[relationship.slot] ?? ToManyState()
+        let count = state.current?.count
         state.remove(member)
         object.toMany[relationship.slot] = state
         context.markChanged(object)
+        if state.current?.count != count { object.observeMembersChange(relationship.slot) }
     }
 
     /// Removes `member` from `owner`'s relationship `name`. `known`: the caller knows the stored
@@ -176,6 +181,7 @@ struct ObjectGraphEditor {
             state.isChanged = true
             owner.toMany[relationship.slot] = state
             context.markChanged(owner)
+            owner.observeMembersChange(relationship.slot)
         }
     }
 }

@@ -133,6 +133,15 @@ final class EntityInfo: Sendable {
     /// For each entry of `declaredSlots`, the attribute's slot, or -1: what a generated
     /// attribute getter reads (a plain integer, so the read copies no description).
     let declaredAttributeSlots: [Int]
+    /// The key paths Observation tracks, one per property: attributes and to-ones by column
+    /// slot, to-manys after them (see `ManagedObject.observationKey`).
+    let observationKeyPaths: ObservationKeyPaths
+
+    /// Key paths made once and never changed: safe to share between threads, though the
+    /// standard library does not mark them `Sendable`.
+    struct ObservationKeyPaths: @unchecked Sendable {
+        let paths: [KeyPath<ManagedObject, Int>]
+    }
 
     init(name: String, code: UInt16, schema: EntitySchema, managedObjectClass: ManagedObject.Type, rootName: String, rootCode: UInt16,
          descendantCodes: Set<UInt16>, attributes: [Attribute], relationships: [Relationship], columnCount: Int,
@@ -167,6 +176,7 @@ final class EntityInfo: Sendable {
             case nil: return .missing(name)
             }
         }
+        observationKeyPaths = ObservationKeyPaths(paths: (0..<(columnCount + toManyCount)).map { \ManagedObject.[observationKey: $0] })
         declaredAttributeSlots = declaredSlots.map { slot in
             if case .attribute(let attribute) = slot { return attribute.slot }
             return -1

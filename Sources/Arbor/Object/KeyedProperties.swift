@@ -89,6 +89,7 @@ extension ManagedObject {
     @usableFromInline
     final func loadedAttribute(cachedBy keyPath: AnyKeyPath) -> AttributeValue? {
         guard let link = contextLink, link.isAlive, let slot = link.cachedSlot(keyPath, info: info) else { return nil }
+        observeRead(slot)
         return storedAttribute(slot)
     }
 
@@ -98,6 +99,7 @@ extension ManagedObject {
     @usableFromInline
     final func contextAttribute(_ keyPath: AnyKeyPath, key: () -> String) -> AttributeValue? {
         guard let context = managedObjectContext, let slot = context.attributeSlot(keyPath, of: self, key: key) else { return nil }
+        observeRead(slot)
         return context.currentAttribute(self, slot: slot)
     }
 

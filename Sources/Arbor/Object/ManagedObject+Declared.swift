@@ -119,6 +119,7 @@ extension ManagedObject {
     final func _$attributeValue(_ index: Int) -> AttributeValue {
         let slot = info.declaredAttributeSlots.withUnsafeBufferPointer { slots in index >= 0 && index < slots.count ? slots[index] : -1 }
         guard slot >= 0 else { return .null }
+        observeRead(slot)
         if let value = storedAttribute(slot) { return value }
         guard let context = managedObjectContext else { return .null }
         return context.currentAttribute(self, slot: slot)
@@ -146,6 +147,7 @@ extension ManagedObject {
     /// The destination of the declared to-one relationship at `index`.
     public final func _$get<T: ManagedObject>(_ index: Int) -> T? {
         guard let (context, relationship) = declaredRelationship(index), relationship.kind == .toOne else { return nil }
+        observeRead(relationship)
         return context.toOneTarget(self, relationship).map { context.object(with: $0) } as? T
     }
 
@@ -158,6 +160,7 @@ extension ManagedObject {
     /// The members of the declared to-many relationship at `index`.
     public final func _$get<T: ManagedObject>(_ index: Int) -> [T] {
         guard let (context, relationship) = declaredRelationship(index), relationship.kind != .toOne else { return [] }
+        observeRead(relationship)
         return context.members(self, relationship).compactMap { context.object(with: $0) as? T }
     }
 

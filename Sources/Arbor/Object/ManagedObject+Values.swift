@@ -11,9 +11,11 @@ extension ManagedObject {
         guard let context = managedObjectContext, let property = info.propertiesByName[key] else { return nil }
         switch property {
         case .attribute(let index):
+            observeRead(info.attributes[index].slot)
             return context.currentAttribute(self, slot: info.attributes[index].slot).anyValue
         case .relationship(let index):
             let relationship = info.relationships[index]
+            observeRead(relationship)
             if relationship.kind == .toOne {
                 return context.toOneTarget(self, relationship).map { context.object(with: $0) }
             }
@@ -41,6 +43,7 @@ extension ManagedObject {
             } else {
                 changes[attribute.slot] = .invalid("\(type(of: value as Any)) is not \(attribute.description.type.rawValue)")
                 context.markChanged(self)
+                observeChange(attribute.slot)
             }
         case .relationship(let index):
             let relationship = info.relationships[index]
@@ -72,6 +75,7 @@ extension ManagedObject {
             changes[slot] = .value(value)
         }
         context.markChanged(self)
+        observeChange(slot)
     }
 
     /// Adds `member` to the to-many relationship `key` (at the end, when ordered).
@@ -105,6 +109,7 @@ extension ManagedObject {
     /// The object IDs of a relationship's targets without instantiating the objects.
     public func objectIDs(forRelationshipNamed key: String) -> [ObjectID] {
         guard let context = managedObjectContext, let relationship = info.relationship(named: key) else { return [] }
+        observeRead(relationship)
         if relationship.kind == .toOne { return context.toOneTarget(self, relationship).map { [$0] } ?? [] }
         return context.members(self, relationship)
     }

@@ -18,6 +18,8 @@ final class ContextLink {
     /// `@Attribute` wrappers' slots by the wrapper's key path (see
     /// `ManagedObjectContext.attributeSlot`), at most 1,024.
     @exclusivity(unchecked) var attributeSlots: [KeyPathIdentity: AttributeSlot] = [:]
+    /// Whether property reads register with Swift's Observation (`observesObjects`).
+    @exclusivity(unchecked) var observesObjects = false
 
     /// A cached slot: the key path and entity are kept so their identities stay unique.
     struct AttributeSlot {
@@ -68,6 +70,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// reference in every object cost about 200 instructions an object to create.
     private(set) var contextLink: ContextLink?
     let info: EntityInfo
+    /// Made on the first read registered with Observation (see `ManagedObject+Observation`).
+    var observation: ObjectObservation?
 
     // State, read and written only on the context's queue.
     var isFaultState = true

@@ -59,7 +59,7 @@ extension ManagedObjectContext {
         // Objects another writer deleted under us were not saved: they left this context.
         let vanished = Set(saves.flatMap(\.save.result.vanished))
         if objectsDidChange.isObserved {
-            for object in plan.objects where vanished.contains(object.objectID) { notice(object) }
+            for object in plan.objects where vanished.contains(object.objectID) { notice(object, as: .invalidated) }
             objectsDidChange.noticePermanentIDs(permanentIDs)
             processPendingChanges()
         }

@@ -27,11 +27,13 @@ struct SaveConflictResolver {
                 // Keep the old committed values under the changes: the whole in-memory state is written.
                 object.committedVersion = stored.version
             case .objectTrumps, .storeTrumps:
-                let read = object.committedValues?.all ?? []
-                try context.apply(stored, to: object, from: store)
-                let after = object.committedValues?.all ?? []
-                for slot in object.changes.slots where !policy.keepsChange(at: slot, stored: after, read: read) {
-                    object.changes[slot] = nil
+                try context.changingObserved(object) {
+                    let read = object.committedValues?.all ?? []
+                    try context.apply(stored, to: object, from: store)
+                    let after = object.committedValues?.all ?? []
+                    for slot in object.changes.slots where !policy.keepsChange(at: slot, stored: after, read: read) {
+                        object.changes[slot] = nil
+                    }
                 }
                 if object.changes.isEmpty && !object.hasChanges { context.unmarkChanged(object) }
             }
@@ -65,7 +67,7 @@ struct SaveConflictResolver {
                 context.unregister(object)
                 object.objectID = existing
                 object.insertedFlag = false
-                try context.apply(stored, to: object, from: store)
+                try context.changingObserved(object) { try context.apply(stored, to: object, from: store) }
                 context.register(object)
                 context.markChanged(object)
             case .storeTrumps, .rollback:
