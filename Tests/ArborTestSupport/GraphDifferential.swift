@@ -55,14 +55,20 @@ public final class GraphDifferential {
     /// Every handle that was ever saved, with its permanent ID.
     var everSaved: [Int: ObjectID] = [:]
     var nextHandle = 0
-    public private(set) var log: [String] = []
+    public internal(set) var log: [String] = []
+    /// With undo: the graphs before each undoable group, oldest first, and those undone.
+    var undoable: [ReferenceGraph]?
+    var redoable: [ReferenceGraph] = []
 
     /// `childContext`: the operations run in a child context, whose saves push into a root
     /// context that saves to the store at random times. `options` open the store the first
     /// time (later opens read the file as it is).
     /// `inMemory`: the store is an in-memory store (its committed state is checked through a
     /// second coordinator over the same store instead of a reopened file).
-    public init(childContext: Bool = false, options: PersistentStore.Options = PersistentStore.Options(), inMemory: Bool = false) throws {
+    /// `undo`: the context has an undo manager; each operation is a group, and undo and redo
+    /// are operations too (see `GraphDifferential+Undo`).
+    public init(childContext: Bool = false, options: PersistentStore.Options = PersistentStore.Options(), inMemory: Bool = false,
+                undo: Bool = false) throws {
         model = try GraphModel.make()
         file = SimulatedFile()
         store = inMemory ? try PersistentStore(inMemoryWith: model, options: options) : try PersistentStore(file: file, model: model, options: options)
@@ -74,6 +80,10 @@ public final class GraphDifferential {
             context = ManagedObjectContext(concurrencyType: .privateQueue, parent: first)
         } else {
             context = first
+        }
+        if undo {
+            context.undoManager = ContextUndoManager()
+            undoable = []
         }
     }
 
@@ -105,6 +115,11 @@ public final class GraphDifferential {
     }
 
     func apply(_ source: inout ByteSource) throws {
+        if undoable != nil { return try applyWithUndo(&source) }
+        try applyEdit(&source)
+    }
+
+    func applyEdit(_ source: inout ByteSource) throws {
         let operation = source.below(17)
         let nodeHandle = pick(current.nodes.keys, &source)
         let otherHandle = source.below(5) == 0 ? nil : pick(current.nodes.keys, &source)
@@ -215,21 +230,28 @@ public final class GraphDifferential {
     }
 
     func forgetUnsaved() {
-        for handle in unsaved.keys { ids[handle] = nil }
+        // With undo, `unsaved` keeps saved objects too: those the base has stay known by ID.
+        for handle in unsaved.keys where base.nodes[handle] == nil && base.tags[handle] == nil { ids[handle] = nil }
         unsaved = [:]
+        if undoable != nil { forgetHistory() }
     }
 
     /// Saves the context; with a child context, `toStore` also saves the root and merges its
     /// did-save notification into the child (which then knows the permanent IDs).
     func save(toStore: Bool = true) throws {
         try context.save()
-        for (handle, object) in unsaved {
-            let exists = current.nodes[handle] != nil || current.tags[handle] != nil
-            ids[handle] = exists ? object.objectID : nil
+        if undoable != nil {
+            // Undo may bring back any object: every handle keeps its object and ID.
+            for (handle, object) in unsaved { ids[handle] = object.objectID }
+        } else {
+            for (handle, object) in unsaved {
+                let exists = current.nodes[handle] != nil || current.tags[handle] != nil
+                ids[handle] = exists ? object.objectID : nil
+            }
+            unsaved = [:]
+            for handle in base.nodes.keys where current.nodes[handle] == nil { ids[handle] = nil }
+            for handle in base.tags.keys where current.tags[handle] == nil { ids[handle] = nil }
         }
-        unsaved = [:]
-        for handle in base.nodes.keys where current.nodes[handle] == nil { ids[handle] = nil }
-        for handle in base.tags.keys where current.tags[handle] == nil { ids[handle] = nil }
         if let root {
             pushed = current
             log.append("save into parent")
@@ -291,7 +313,7 @@ public final class GraphDifferential {
                     _ = try fresh.existingObject(with: id)
                     if !exists { throw Mismatch(description: "deleted object \(handle) still stored\n\(log.joined(separator: "\n"))") }
                 } catch let error as ContextError {
-                    if exists || error != .objectNotFound(id) { throw Mismatch(description: "object \(handle): \(error)") }
+                    if exists || error != .objectNotFound(id) { throw Mismatch(description: "object \(handle): \(error)\n\(log.suffix(30).joined(separator: "\n"))") }
                 }
             }
             let seen = describe(fresh, graph: committed) { handle in self.ids[handle].map { fresh.object(with: $0) } }
@@ -307,6 +329,7 @@ public final class GraphDifferential {
         for handle in Set(seen.tags.keys).union(expected.tags.keys).sorted() where seen.tags[handle] != expected.tags[handle] {
             lines.append("tag \(handle): context \(String(describing: seen.tags[handle])) reference \(String(describing: expected.tags[handle]))")
         }
+        lines.append("ids \(ids.sorted { $0.key < $1.key }) unsaved \(unsaved.keys.sorted())")
         lines.append("last operations:")
         lines.append(contentsOf: log.suffix(25))
         return Mismatch(description: lines.joined(separator: "\n"))

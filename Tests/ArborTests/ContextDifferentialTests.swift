@@ -57,3 +57,24 @@ struct ChildContextDifferentialTests {
         }
     }
 }
+
+@Suite("Undo differential: random edits, undo and redo across saves against a reference history")
+struct UndoDifferentialTests {
+    @Test("undo and redo restore the reference's graphs, and saves after them store what is shown", arguments: 0..<32)
+    func seeded(seed: UInt64) throws {
+        let runner = try GraphDifferential(undo: true)
+        var source = ByteSource(seed: 0x0DD0 &+ seed)
+        try runner.run(&source, steps: 300)
+        #expect(runner.log.filter { $0 == "undo" }.count >= 10)
+        #expect(runner.log.filter { $0 == "redo" }.count >= 3)
+    }
+
+    @Test("the same on an in-memory store, and in a child context whose saves push into its parent", arguments: [false, true])
+    func inMemoryAndChild(child: Bool) throws {
+        for seed in UInt64(100)..<108 {
+            let runner = try GraphDifferential(childContext: child, inMemory: !child, undo: true)
+            var source = ByteSource(seed: seed)
+            try runner.run(&source, steps: 300)
+        }
+    }
+}

@@ -126,7 +126,7 @@ final class SaveWriter: SaveRequestWriter {
         for append in request.orderedAppends { try assignAppendedOrder(append) }
         var pending: Set<RowKey> = []
         for update in request.updates { pending.insert(RowKey(update.id)) }
-        for insert in request.inserts { if let id = permanent[insert.id] { pending.insert(RowKey(id)) } }
+        for insert in request.inserts { if let id = insertedID(insert) { pending.insert(RowKey(id)) } }
         // The stored rows of the updates, read in key order by one cursor per row tree.
         let storedRows = try store.readRows(tx, request.updates.map(\.id))
         for (update, stored) in zip(request.updates, storedRows) { try writeUpdate(update, stored: stored) }
@@ -154,6 +154,10 @@ final class SaveWriter: SaveRequestWriter {
                 if let root { counters[root] = last }
                 last = try lastPrimaryKey(root: insertRoot)
                 root = insertRoot
+            }
+            guard insert.id.isTemporaryID else {
+                checkRestoredKey(insert.id, last: last)
+                continue
             }
             guard last < Int64.max else {
                 throw StoreError.corruptStore(path: store.path, detail: "primary keys of \(insertRoot) are exhausted")

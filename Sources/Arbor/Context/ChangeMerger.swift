@@ -73,6 +73,7 @@ struct ChangeMerger {
     /// their permanent ID, in the identity map and in every reference and member list.
     private func adoptPermanentIDs(_ permanent: [ObjectID: ObjectID]) {
         let remap: (ObjectID) -> ObjectID = { permanent[$0] ?? $0 }
+        context.undoRecorder?.remap(permanent)
         for object in context.liveRegisteredObjects {
             if let newID = permanent[object.objectID], context.registered[newID] == nil {
                 let wasChanged = object.isMarkedChanged

@@ -50,8 +50,9 @@ extension ManagedObjectContext {
     }
 
     /// Discards every unsaved change: inserted objects are forgotten, updated and deleted ones
-    /// become faults of their stored state.
+    /// become faults of their stored state. The undo manager forgets every action.
     public func rollback() {
+        undoRecorder?.removeAllActions()
         noticeEverything()
         for object in Array(changed.values) {
             if object.insertedFlag || (object.deletedFlag && object.objectID.isTemporaryID) {
@@ -66,8 +67,10 @@ extension ManagedObjectContext {
     }
 
     /// Forgets every object: registered objects are detached from the context (their
-    /// `managedObjectContext` becomes nil) and unsaved changes are discarded.
+    /// `managedObjectContext` becomes nil) and unsaved changes are discarded. The undo manager
+    /// forgets every action.
     public func reset() {
+        undoRecorder?.removeAllActions()
         noticeEverything(reset: true)
         for object in liveRegisteredObjects {
             changingObserved(object) {

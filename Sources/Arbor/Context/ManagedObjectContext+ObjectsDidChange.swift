@@ -130,7 +130,9 @@ extension ManagedObjectContext {
     /// Tells observers what changed since they last heard. Called at the end of each outermost
     /// `perform` / `performAndWait` block, before a save and after a merge; call it yourself after
     /// changes made outside those (Core Data's `processPendingChanges`).
+    /// Closes the undo manager's automatic group too.
     public func processPendingChanges() {
+        undoRecorder?.performDidEnd()
         guard let delivery = objectsDidChange.takeDelivery() else { return }
         for observer in delivery.observers { observer(delivery.change) }
     }

@@ -104,8 +104,17 @@ extension ManagedObjectContext {
     func receive(_ changes: [ChildChange], notification: ContextDidSave) {
         for change in changes where change.inserted {
             let id = currentID(change.id)
-            guard registered[id] == nil else { continue }
+            if let existing = registeredObject(for: id) {
+                // Deleted here and inserted again by the child (an undone deletion): kept.
+                if existing.deletedFlag {
+                    willChange(existing)
+                    existing.deletedFlag = false
+                    markChanged(existing)
+                }
+                continue
+            }
             let object = id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
+            willChange(object)
             object.insertedFlag = true
             object.isFaultState = false
             register(object)
@@ -114,11 +123,13 @@ extension ManagedObjectContext {
         }
         for change in changes where !change.deleted {
             let object = self.object(with: currentID(change.id))
+            willChange(object)
             changingObserved(object) { apply(change, to: object) }
             markChanged(object)
         }
         for change in changes where change.deleted {
             let object = self.object(with: currentID(change.id))
+            willChange(object)
             object.deletedFlag = true
             if object.insertedFlag {
                 // Inserted here and deleted in the child: it never reaches the store.

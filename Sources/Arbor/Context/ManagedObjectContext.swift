@@ -60,6 +60,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var savedTemporaryIDs: [ObjectID: ObjectID] = [:]
     /// Objects-did-change observers (fetched results controllers) and what they have not heard.
     var objectsDidChange = ObjectsChangeNotifier()
+    /// The undo manager (`undoManager`), told of every edit before it is made.
+    var undoRecorder: ContextUndoManager?
     /// Nesting of `perform` blocks on the queue: changes are processed when the outermost ends.
     private var performDepth = 0
 
@@ -149,7 +151,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         performDepth += 1
         defer {
             performDepth -= 1
-            if performDepth == 0, objectsDidChange.isObserved { processPendingChanges() }
+            if performDepth == 0 {
+                undoRecorder?.performDidEnd()
+                if objectsDidChange.isObserved { processPendingChanges() }
+            }
         }
         return try body()
     }
@@ -211,6 +216,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var liveRegisteredObjects: [ManagedObject] { registered.liveObjects }
 
     func registerInserted(_ object: ManagedObject) {
+        willChange(object)
         object.insertedFlag = true
         object.isFaultState = false
         for attribute in object.info.attributes {

@@ -19,6 +19,7 @@ struct ObjectGraphEditor {
         var work = [object]
         while let next = work.popLast() {
             guard !next.deletedFlag else { continue }
+            context.willChange(next)
             next.prepareForDeletion()
             next.deletedFlag = true
             context.markChanged(next)
@@ -48,12 +49,14 @@ struct ObjectGraphEditor {
     // MARK: Raw edits of one side (no inverse maintenance)
 
     private func rawSetToOne(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ target: ObjectID?) {
+        context.willChange(object)
         object.changes[relationship.slot] = .reference(target)
         context.markChanged(object)
         object.observeChange(relationship.slot)
     }
 
     private func rawAdd(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
+        context.willChange(object)
         var state = object.toMany[relationship.slot] ?? ToManyState()
         let count = state.current?.count
         state.append(member)
@@ -63,6 +66,7 @@ struct ObjectGraphEditor {
     }
 
     private func rawRemove(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
+        context.willChange(object)
         var state = object.toMany[relationship.slot] ?? ToManyState()
         let count = state.current?.count
         state.remove(member)
@@ -176,6 +180,7 @@ struct ObjectGraphEditor {
         _ = context.members(owner, relationship)
         guard var state = owner.toMany[relationship.slot] else { return }
         if state.current != order {
+            context.willChange(owner)
             state.current = order
             state.orderChanged = true
             state.isChanged = true

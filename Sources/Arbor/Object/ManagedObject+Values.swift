@@ -41,6 +41,7 @@ extension ManagedObject {
             if let converted = AttributeValue.converting(value, to: attribute.description.type) {
                 setAttribute(converted, slot: attribute.slot)
             } else {
+                context.willChange(self)
                 changes[attribute.slot] = .invalid("\(type(of: value as Any)) is not \(attribute.description.type.rawValue)")
                 context.markChanged(self)
                 observeChange(attribute.slot)
@@ -67,6 +68,7 @@ extension ManagedObject {
 
     func setAttribute(_ value: AttributeValue, slot: Int) {
         guard let context = managedObjectContext else { return }
+        context.willChange(self)
         // Setting a value equal to the stored one leaves the object unchanged, as Core Data does.
         if !insertedFlag, !isFaultState, let committed = committedValues, slot < committed.count,
            committed[slot] == .value(value) {

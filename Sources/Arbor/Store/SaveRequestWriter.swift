@@ -111,8 +111,27 @@ extension SaveRequestWriter {
     }
 
     func writeInsert(_ insert: SaveRequest.RowWrite) throws {
-        guard let id = permanent[insert.id] else { return }
+        guard let id = insertedID(insert) else { return }
+        if !insert.id.isTemporaryID, try currentRow(id) != nil {
+            failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: "",
+                                              kind: .invalidValue("its row exists: a restored object cannot be inserted again")))
+            return
+        }
         try writeRow(id, columns: columns(of: insert, id: id), old: nil, changed: nil)
+    }
+
+    /// The ID `insert` is written under: the permanent ID this save gave a temporary one, or
+    /// the object's own ID for an object inserted again under it (a saved deletion undone).
+    func insertedID(_ insert: SaveRequest.RowWrite) -> ObjectID? {
+        insert.id.isTemporaryID ? permanent[insert.id] : insert.id
+    }
+
+    /// Records a failure unless `id`, inserted again under its own ID, is a key this store gave
+    /// (its own store, a key not above the hierarchy's last key `last`).
+    func checkRestoredKey(_ id: ObjectID, last: Int64) {
+        guard id.storeIdentifier != storeIdentifier || id.primaryKey < 1 || id.primaryKey > last else { return }
+        failures.append(ValidationFailure(objectID: id, entity: id.entityName, key: "",
+                                          kind: .invalidValue("not a key this store gave: it cannot be inserted under it")))
     }
 
     // MARK: Order

@@ -56,6 +56,7 @@ extension ManagedObjectContext {
             }
         }
         let permanentIDs = try applySaveResults(saves, saved: plan.objects)
+        undoRecorder?.remap(permanentIDs)
         // Objects another writer deleted under us were not saved: they left this context.
         let vanished = Set(saves.flatMap(\.save.result.vanished))
         if objectsDidChange.isObserved {
@@ -85,6 +86,7 @@ extension ManagedObjectContext {
         if hasChildren.withLock({ $0 }) { savedTemporaryIDs.merge(permanent) { _, new in new } }
         clearChanged()
         pendingFailures = []
+        var appliedRows = 0
         for object in saved {
             if object.deletedFlag || vanished.contains(object.objectID) {
                 detach(object)
@@ -98,6 +100,7 @@ extension ManagedObjectContext {
             if let (row, store) = rows[object.objectID] {
                 object.changes = [:]
                 try apply(row, to: object, from: store)
+                appliedRows += 1
             } else {
                 // Only to-many changes: the row itself is unchanged; committed references may
                 // still name objects inserted by this save.
@@ -106,8 +109,21 @@ extension ManagedObjectContext {
             object.insertedFlag = false
             for slot in object.toMany.indices { object.toMany[slot]?.commit(remap: remap) }
         }
+        if appliedRows < rows.count { try applyTouchedRows(rows, saved: saved) }
         // Only changed objects can hold temporary IDs (adding a member changes the owner), and
         // each of them was remapped above: the rest of the identity map needs no pass.
         return permanent
+    }
+
+    /// Rows the save rewrote without their objects changing (members of a reordered list, whose
+    /// order column moved): registered objects holding such a row take the new one, so their
+    /// next save expects the right version.
+    private func applyTouchedRows(_ rows: [ObjectID: (StoredRow, PersistentStore)], saved: [ManagedObject]) throws {
+        let savedObjects = Set(saved.map(ObjectIdentifier.init))
+        for (id, (row, store)) in rows {
+            guard let object = registeredObject(for: id), !savedObjects.contains(ObjectIdentifier(object)),
+                  object.committedValues != nil else { continue }
+            try apply(row, to: object, from: store, firing: false)
+        }
     }
 }

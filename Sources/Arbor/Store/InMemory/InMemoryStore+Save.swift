@@ -86,7 +86,7 @@ final class InMemorySaveWriter: SaveRequestWriter {
         for append in request.orderedAppends { try assignAppendedOrder(append) }
         var pending: Set<RowKey> = []
         for update in request.updates { pending.insert(RowKey(update.id)) }
-        for insert in request.inserts { if let id = permanent[insert.id] { pending.insert(RowKey(id)) } }
+        for insert in request.inserts { if let id = insertedID(insert) { pending.insert(RowKey(id)) } }
         for update in request.updates { try writeUpdate(update, stored: currentRow(update.id)) }
         for insert in request.inserts { try writeInsert(insert) }
         try touchReorderedRows(request.orderedLists, skipping: pending)
@@ -107,6 +107,10 @@ final class InMemorySaveWriter: SaveRequestWriter {
         for insert in inserts {
             let root = insert.id.info.rootCode
             let last = state.lastKeys[root] ?? 0
+            guard insert.id.isTemporaryID else {
+                checkRestoredKey(insert.id, last: last)
+                continue
+            }
             guard last < Int64.max else {
                 throw StoreError.corruptStore(path: store.name, detail: "primary keys of \(insert.id.info.rootName) are exhausted")
             }
