@@ -11,7 +11,7 @@ private final class Deliveries: @unchecked Sendable {
 
 @Suite("objectsDidChange: what changed in a context, by kind, as Core Data posts it")
 struct ObjectsDidChangeTests {
-    private func observed() throws -> (TestStack, ManagedObjectContext, Deliveries, ObjectsDidChangeObservation) {
+    private func observed() throws -> (TestStack, ManagedObjectContext, Deliveries, ChangeObservation) {
         let stack = try TestStack(model: try ManagedObjectModel(types: DeclaredModel.types))
         let context = stack.context()
         let deliveries = Deliveries()

@@ -19,25 +19,6 @@ public struct ContextDidSave: Sendable {
     public internal(set) var permanentIDs: [ObjectID: ObjectID] = [:]
 }
 
-/// A registration for did-save notifications; `cancel()` (or releasing it) ends it.
-public final class SaveObservation: Sendable {
-    private let cancellation: @Sendable () -> Void
-    private let cancelled = Locked(false)
-
-    init(_ cancellation: @escaping @Sendable () -> Void) { self.cancellation = cancellation }
-
-    /// Stops the notifications. Idempotent.
-    public func cancel() {
-        let first = cancelled.withLock { done -> Bool in
-            defer { done = true }
-            return !done
-        }
-        if first { cancellation() }
-    }
-
-    deinit { cancel() }
-}
-
 /// The observers of saves made through one coordinator.
 final class SaveObservers: Sendable {
     private struct State {

@@ -101,9 +101,9 @@ struct ObjectsChangeNotifier {
 
 extension ManagedObjectContext {
     /// Calls `body` on the context's queue with each batch of object changes.
-    func addObjectsChangeObserver(_ body: @escaping (ContextObjectsChange) -> Void) -> ObjectsDidChangeObservation {
+    func addObjectsChangeObserver(_ body: @escaping (ContextObjectsChange) -> Void) -> ChangeObservation {
         let key = performAndWait { objectsDidChange.add(body) }
-        return ObjectsDidChangeObservation { [weak self] in
+        return ChangeObservation { [weak self] in
             guard let self else { return }
             // The observer may go away on another thread: the context's state changes on its queue.
             let remove: @Sendable () -> Void = { [weak self] in self?.objectsDidChange.remove(key) }
@@ -143,9 +143,12 @@ extension ManagedObjectContext {
     func noticeMerged(inserted: some Sequence<ObjectID>, updated: some Sequence<ObjectID>, deleted: some Sequence<ObjectID>,
                       permanentIDs: [ObjectID: ObjectID], listed: Bool = true) {
         guard objectsDidChange.isObserved else { return }
-        for (ids, kind) in [(Array(inserted), ObjectChangeKind.inserted), (Array(updated), .updated), (Array(deleted), .deleted)] {
+        func note(_ ids: some Sequence<ObjectID>, _ kind: ObjectChangeKind) {
             for id in ids { objectsDidChange.noticeMerged(id, kind, listed: listed) { self.registeredObject(for: id) } }
         }
+        note(inserted, .inserted)
+        note(updated, .updated)
+        note(deleted, .deleted)
         if !listed { objectsDidChange.noticeEverything() }
         objectsDidChange.noticePermanentIDs(permanentIDs)
         processPendingChanges()

@@ -56,20 +56,20 @@ struct ObjectGraphEditor {
     }
 
     private func rawAdd(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
-        context.willChange(object)
-        var state = object.toMany[relationship.slot] ?? ToManyState()
-        let count = state.current?.count
-        state.append(member)
-        object.toMany[relationship.slot] = state
-        context.markChanged(object)
-        if state.current?.count != count { object.observeMembersChange(relationship.slot) }
+        rawEditMembers(object, relationship) { $0.append(member) }
     }
 
     private func rawRemove(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ member: ObjectID) {
+        rawEditMembers(object, relationship) { $0.remove(member) }
+    }
+
+    /// Edits one to-many list of `object`; its observers fire when the loaded list changed
+    /// (adding a member or removing one changes its length).
+    private func rawEditMembers(_ object: ManagedObject, _ relationship: EntityInfo.Relationship, _ edit: (inout ToManyState) -> Void) {
         context.willChange(object)
         var state = object.toMany[relationship.slot] ?? ToManyState()
         let count = state.current?.count
-        state.remove(member)
+        edit(&state)
         object.toMany[relationship.slot] = state
         context.markChanged(object)
         if state.current?.count != count { object.observeMembersChange(relationship.slot) }

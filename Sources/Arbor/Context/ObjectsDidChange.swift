@@ -1,5 +1,3 @@
-import ArborEngine
-
 /// What changed in a context's objects since its observers last heard (Core Data's
 /// `NSManagedObjectContextObjectsDidChange`), by ID. Delivered at the end of each outermost
 /// `perform` / `performAndWait` block that changed something, after a merge and after a save
@@ -53,25 +51,6 @@ enum ObjectChangeKind {
     }
 }
 
-/// A registration for a context's object changes; `cancel()` or releasing it ends it.
-public final class ObjectsDidChangeObservation: Sendable {
-    private let cancellation: @Sendable () -> Void
-    private let cancelled = Locked(false)
-
-    init(_ cancellation: @escaping @Sendable () -> Void) { self.cancellation = cancellation }
-
-    /// Stops the calls. Idempotent; callable from any thread.
-    public func cancel() {
-        let first = cancelled.withLock { done -> Bool in
-            defer { done = true }
-            return !done
-        }
-        if first { cancellation() }
-    }
-
-    deinit { cancel() }
-}
-
 extension ManagedObjectContext {
     /// Calls `body` on the context's queue with what changed in its objects, after each
     /// outermost `perform` / `performAndWait` block that changed something, after each merge
@@ -80,7 +59,7 @@ extension ManagedObjectContext {
     /// releasing or cancelling it ends the calls.
     ///
     /// While a context has observers, each change costs a dictionary update.
-    public func addObjectsDidChangeObserver(_ body: @escaping (ObjectsDidChange) -> Void) -> ObjectsDidChangeObservation {
+    public func addObjectsDidChangeObserver(_ body: @escaping (ObjectsDidChange) -> Void) -> ChangeObservation {
         addObjectsChangeObserver { change in
             let published = change.published
             if !published.isEmpty { body(published) }

@@ -133,6 +133,9 @@ final class EntityInfo: Sendable {
     /// For each entry of `declaredSlots`, the attribute's slot, or -1: what a generated
     /// attribute getter reads (a plain integer, so the read copies no description).
     let declaredAttributeSlots: [Int]
+    /// The slots undo records and restores: attributes, then to-one relationships (order
+    /// columns are the store's business).
+    let undoSlots: [Int]
     /// The key paths Observation tracks, one per property: attributes and to-ones by column
     /// slot, to-manys after them (see `ManagedObject.observationKey`).
     let observationKeyPaths: ObservationKeyPaths
@@ -169,6 +172,7 @@ final class EntityInfo: Sendable {
         var toOne = [Bool](repeating: false, count: columnCount)
         for relationship in relationships where relationship.kind == .toOne && relationship.slot < columnCount { toOne[relationship.slot] = true }
         self.isToOneSlot = toOne
+        undoSlots = attributes.map(\.slot) + relationships.filter { $0.kind == .toOne }.map(\.slot)
         declaredSlots = managedObjectClass._$propertyNames.map { name in
             switch byName[name] {
             case .attribute(let index): return .attribute(attributes[index])

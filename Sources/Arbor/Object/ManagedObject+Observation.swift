@@ -29,7 +29,7 @@ extension ManagedObject: Observable {
         registerRead(key)
     }
 
-    /// Registers a read of the to-many relationship `relationship`.
+    /// Registers a read of `relationship` (a to-one by its column, a to-many after the columns).
     final func observeRead(_ relationship: EntityInfo.Relationship) {
         observeRead(relationship.kind == .toOne ? relationship.slot : info.columnCount + relationship.slot)
     }

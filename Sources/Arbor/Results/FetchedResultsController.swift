@@ -39,7 +39,7 @@ public class FetchedResultsControllerBase {
     var sectionStarts: [Int] = []
     var view: FetchResults<ManagedObject>?
     var model: ManagedObjectModel?
-    var observation: ObjectsDidChangeObservation?
+    var observation: ChangeObservation?
     var hasFetched = false
     let streams = DifferenceStreams()
     /// Whether the last `performFetch` took its sections from the cache (for tests and tuning).

@@ -45,7 +45,7 @@ public final class ContextUndoManager {
     // MARK: State
 
     public var canUndo: Bool { !undoStack.isEmpty || open?.isEmpty == false }
-    public var canRedo: Bool { !redoStack.isEmpty && open?.isEmpty != false }
+    public var canRedo: Bool { !redoStack.isEmpty && (open?.isEmpty ?? true) }
     /// The name of the group `undo()` would undo ("" when unnamed).
     public var undoActionName: String { open.map { _ in pendingActionName } ?? undoStack.last?.actionName ?? "" }
     /// The name of the group `redo()` would redo.
@@ -117,12 +117,13 @@ public final class ContextUndoManager {
     /// Records `object`'s state before its first change in the open group.
     func willChange(_ object: ManagedObject) {
         guard disabledDepth == 0, !isUndoing, !isRedoing, let context else { return }
-        var recording = open ?? UndoGroup.Recording()
-        if recording.first[ObjectIdentifier(object)] == nil {
-            recording.first[ObjectIdentifier(object)] = (object, context.snapshot(object))
-            recording.order.append(ObjectIdentifier(object))
-        }
-        open = recording
+        // Edited in place: a copy of the recording per edit would make a group quadratic.
+        if open == nil { open = UndoGroup.Recording() }
+        let key = ObjectIdentifier(object)
+        guard open?.first[key] == nil else { return }
+        let snapshot = context.snapshot(object)
+        open?.first[key] = (object, snapshot)
+        open?.order.append(key)
     }
 
     /// Closes the automatic group at the end of a `perform` block.

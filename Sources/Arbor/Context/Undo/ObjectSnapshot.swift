@@ -23,14 +23,6 @@ struct ObjectSnapshot: Equatable {
     }
 }
 
-extension EntityInfo {
-    /// The slots a snapshot keeps: attributes, then to-one relationships (order columns are the
-    /// store's business).
-    var undoSlots: [Int] {
-        attributes.map(\.slot) + relationships.filter { $0.kind == .toOne }.map(\.slot)
-    }
-}
-
 extension ManagedObjectContext {
     /// Whether `object` is in this context's graph: registered here, and not deleted.
     func isInGraph(_ object: ManagedObject) -> Bool {
