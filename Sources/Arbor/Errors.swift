@@ -93,16 +93,55 @@ public enum ValidationFailureKind: Equatable, Sendable {
     case objectFromAnotherContext(ObjectID)
     /// A dynamic `setValue(_:forKey:)` could not be applied (unknown key, wrong type).
     case invalidValue(String)
+    /// A number below the attribute's minimum (Core Data's `NSValidationNumberTooSmallError`).
+    case numberTooSmall(minimum: AttributeValue)
+    /// A number above the attribute's maximum (`NSValidationNumberTooLargeError`).
+    case numberTooLarge(maximum: AttributeValue)
+    /// A date before the attribute's minimum (`NSValidationDateTooSoonError`).
+    case dateTooSoon(minimum: AttributeValue)
+    /// A date after the attribute's maximum (`NSValidationDateTooLateError`).
+    case dateTooLate(maximum: AttributeValue)
+    /// A string (characters) or data (bytes) shorter than the minimum length
+    /// (`NSValidationStringTooShortError`).
+    case tooShort(minimum: Int, length: Int)
+    /// A string (characters) or data (bytes) longer than the maximum length
+    /// (`NSValidationStringTooLongError`).
+    case tooLong(maximum: Int, length: Int)
+    /// A string that does not match the attribute's pattern as a whole
+    /// (`NSValidationStringPatternMatchingError`).
+    case patternMismatch(pattern: String)
+    /// The app set a derived attribute, whose value is computed at save from its expression.
+    case derivedAttributeSet(derivation: String)
+    /// A failure an app's validation method reported (`validateForInsert()`, `validateValue(_:forKey:)`, …).
+    case custom(String)
 }
 
 /// One validation failure: which object, which property, what is wrong.
-public struct ValidationFailure: Equatable, Sendable, CustomStringConvertible {
+///
+/// Validation methods of a `ManagedObject` subclass may throw one (or a `ValidationError` with
+/// several); the save reports it with every other failure.
+public struct ValidationFailure: Error, Equatable, Sendable, CustomStringConvertible {
     public var objectID: ObjectID?
     public var entity: String
+    /// The property, or "" for a failure of the whole object.
     public var key: String
     public var kind: ValidationFailureKind
     /// For a batch insert: the position of the object in the request (from 0).
     public var batchIndex: Int?
+
+    public init(objectID: ObjectID?, entity: String, key: String, kind: ValidationFailureKind, batchIndex: Int? = nil) {
+        self.objectID = objectID
+        self.entity = entity
+        self.key = key
+        self.kind = kind
+        self.batchIndex = batchIndex
+    }
+
+    /// A failure of `object`'s property `key` ("" for the whole object), as a validation
+    /// method reports it: `throw ValidationFailure(self, key: "end", "ends before it starts")`.
+    public init(_ object: ManagedObject, key: String = "", _ message: String) {
+        self.init(objectID: object.objectID, entity: object.entityName, key: key, kind: .custom(message))
+    }
 
     public var description: String {
         let subject = "\(entity).\(key)" + (objectID.map { " of \($0)" } ?? "") + (batchIndex.map { " of batch object \($0)" } ?? "")
@@ -119,6 +158,15 @@ public struct ValidationFailure: Equatable, Sendable, CustomStringConvertible {
         case .abstractEntity: return "\(subject): the entity is abstract; insert one of its sub-entities"
         case .objectFromAnotherContext(let other): return "\(subject): \(other) belongs to another context"
         case .invalidValue(let detail): return "\(subject): \(detail)"
+        case .numberTooSmall(let minimum): return "\(subject): below the minimum \(minimum)"
+        case .numberTooLarge(let maximum): return "\(subject): above the maximum \(maximum)"
+        case .dateTooSoon(let minimum): return "\(subject): before the earliest date \(minimum)"
+        case .dateTooLate(let maximum): return "\(subject): after the latest date \(maximum)"
+        case .tooShort(let minimum, let length): return "\(subject): length \(length), at least \(minimum) required"
+        case .tooLong(let maximum, let length): return "\(subject): length \(length), at most \(maximum) allowed"
+        case .patternMismatch(let pattern): return "\(subject): does not match the pattern \(pattern)"
+        case .derivedAttributeSet(let derivation): return "\(subject): is derived from \(derivation) at save and cannot be set"
+        case .custom(let message): return "\(subject): \(message)"
         }
     }
 }
@@ -126,6 +174,35 @@ public struct ValidationFailure: Equatable, Sendable, CustomStringConvertible {
 /// A save refused before anything was written: every failure is listed.
 public struct ValidationError: Error, Equatable, Sendable, CustomStringConvertible {
     public var failures: [ValidationFailure]
+
+    public init(failures: [ValidationFailure]) { self.failures = failures }
+
+    /// Runs every check, even after one throws, and throws the failures of all of them
+    /// together: how a validation method combines its superclass's checks with its own, as
+    /// Core Data asks (`NSValidationMultipleErrorsError`).
+    /// ```swift
+    /// override func validateForInsert() throws {
+    ///     try ValidationError.collect({ try super.validateForInsert() }, { try self.checkTimes() })
+    /// }
+    /// ```
+    /// A check's `ValidationError` gives its failures, a `ValidationFailure` itself; any other
+    /// error becomes a `.custom` failure without an object or key.
+    public static func collect(_ checks: (() throws -> Void)...) throws {
+        var failures: [ValidationFailure] = []
+        for check in checks {
+            do { try check() } catch { failures += Self.failures(of: error) }
+        }
+        guard failures.isEmpty else { throw ValidationError(failures: failures) }
+    }
+
+    /// The failures an error thrown by a validation method stands for.
+    static func failures(of error: any Error) -> [ValidationFailure] {
+        switch error {
+        case let error as ValidationError: return error.failures
+        case let failure as ValidationFailure: return [failure]
+        default: return [ValidationFailure(objectID: nil, entity: "", key: "", kind: .custom(String(describing: error)))]
+        }
+    }
     public var description: String {
         "validation failed (\(failures.count)): " + failures.map(\.description).joined(separator: "; ")
     }

@@ -14,6 +14,8 @@ struct DeclaredMember {
     var relationship: LabeledExprListSyntax?
     /// `originalName:` of `@Attribute` or `@Relationship`.
     var originalName: ExprSyntax?
+    /// The unlabeled arguments of `@Attribute(...)`: its options (`.range(0...9)`, `.ephemeral`, …).
+    var attributeOptions: [ExprSyntax] = []
 }
 
 /// Reads an `@Entity` class's members.
@@ -42,12 +44,12 @@ enum MemberReader {
     }
 
     /// `@Attribute("key")` or `@Relationship("key")`: the hand-written form, whose key is
-    /// the first, unlabeled argument.
+    /// the first argument, an unlabeled string (`@Attribute(.ephemeral)` passes an option).
     static func isKeyedForm(_ attribute: AttributeSyntax) -> Bool {
         let name = attribute.attributeName.trimmedDescription
         guard name == "Attribute" || name == "Relationship", case .argumentList(let arguments) = attribute.arguments,
               let first = arguments.first else { return false }
-        return first.label == nil
+        return first.label == nil && first.expression.is(StringLiteralExprSyntax.self)
     }
 
     /// The persisted properties of `members`, in declaration order; problems are diagnosed on
@@ -97,6 +99,7 @@ enum MemberReader {
                     member.originalName = arguments.first { $0.label?.text == "originalName" }?.expression.trimmed
                 case "Attribute":
                     member.originalName = arguments.first { $0.label?.text == "originalName" }?.expression.trimmed
+                    member.attributeOptions = arguments.filter { $0.label == nil }.map(\.expression.trimmed)
                 default:
                     break
                 }

@@ -69,12 +69,15 @@ extension EntityExpansion {
         var options: [String: String] = [:]
         if member.indexKinds.contains("values") { options["indexed"] = "true" }
         if let originalName = member.originalName { options["originalName"] = originalName.trimmedDescription }
+        if !member.attributeOptions.isEmpty {
+            options["options"] = "[" + member.attributeOptions.map(\.trimmedDescription).joined(separator: ", ") + "]"
+        }
         for argument in member.relationship ?? [] {
             guard let label = argument.label?.text, label != "originalName" else { continue }
             options[label] = label == "inverse" ? inverseName(argument.expression) : argument.expression.trimmedDescription
         }
         // In the order of `_$declare`'s parameters; a label it lacks is left for the compiler to name.
-        let order = ["indexed", "inverse", "deleteRule", "ordered", "optional", "minCount", "maxCount", "originalName"]
+        let order = ["indexed", "inverse", "deleteRule", "ordered", "optional", "minCount", "maxCount", "originalName", "options"]
         let labels = order.filter { options[$0] != nil } + options.keys.filter { !order.contains($0) }.sorted()
         let optionList = labels.map { ", \($0): \(options[$0] ?? "")" }.joined()
         let initial = member.initializer.map { ", initialValue: \($0.trimmedDescription)" } ?? ""

@@ -155,6 +155,81 @@ struct EntityExpansionTests {
             """)
     }
 
+    @Test("attribute options: rules, ephemeral and derived attributes reach the declaration")
+    func attributeOptions() {
+        expect("""
+            @Entity
+            final class Station: ManagedObject {
+                @Attribute(.range(-90...90), originalName: "lat") var latitude: Double = 0
+                @Attribute(.length(1...8), .pattern("[A-Z]+")) var code: String
+                @Attribute(.ephemeral) var isSelected: Bool = false
+                @Attribute(.derived("departures.@count")) var departureCount: Int = 0
+            }
+            """, expandsTo: """
+            final class Station: ManagedObject {
+                var latitude: Double {
+                    init(initialValue) {
+                    }
+                    get {
+                        _$get(0)
+                    }
+                    set {
+                        _$set(0, newValue)
+                    }
+                }
+                var code: String {
+                    get {
+                        _$get(1)
+                    }
+                    set {
+                        _$set(1, newValue)
+                    }
+                }
+                var isSelected: Bool {
+                    init(initialValue) {
+                    }
+                    get {
+                        _$get(2)
+                    }
+                    set {
+                        _$set(2, newValue)
+                    }
+                }
+                var departureCount: Int {
+                    init(initialValue) {
+                    }
+                    get {
+                        _$get(3)
+                    }
+                    set {
+                        _$set(3, newValue)
+                    }
+                }
+
+                override class var _$entityName: String {
+                    "Station"
+                }
+
+                override class var _$propertyNames: [String] {
+                    super._$propertyNames + ["latitude", "code", "isSelected", "departureCount"]
+                }
+
+                override class var _$propertyCount: Int {
+                    super._$propertyCount + 4
+                }
+
+                override class func _$entityDescription() -> EntityDescription? {
+                    var entity = EntityDescription("Station", class: Station.self, superentity: ManagedObject._$superentityName(of: ManagedObject.self), isAbstract: false, renamingIdentifier: nil)
+                    entity._$add(ManagedObject._$declare("latitude", Double.self, originalName: "lat", options: [.range(-90 ... 90)], initialValue: 0))
+                    entity._$add(ManagedObject._$declare("code", String.self, options: [.length(1 ... 8), .pattern("[A-Z]+")]))
+                    entity._$add(ManagedObject._$declare("isSelected", Bool.self, options: [.ephemeral], initialValue: false))
+                    entity._$add(ManagedObject._$declare("departureCount", Int.self, options: [.derived("departures.@count")], initialValue: 0))
+                    return entity
+                }
+            }
+            """)
+    }
+
     @Test("a sub-entity counts its properties after its superclass's; name, abstract and rename from the arguments, compound uniqueness from #Unique")
     func subEntity() {
         expect("""

@@ -62,6 +62,14 @@ extension BTreeStore {
 
     var indexOrder: (any IndexOrderReading)? { self }
 
+    func pendingDerivations() throws -> [String] {
+        do { return try StoreMigration.pendingDerivations(database) } catch { throw storeError(error, path: path) }
+    }
+
+    func clearPendingDerivations() throws {
+        do { try StoreMigration.clearPendingDerivations(database) } catch { throw storeError(error, path: path) }
+    }
+
     func batchInsert(_ info: EntityInfo, _ request: BatchInsertRequest) throws -> BatchInsertResult {
         try batchInsert(info, request, chunkSize: Self.batchChunk)
     }

@@ -19,6 +19,9 @@ public struct ModelMigrationRecord: Codable, Sendable, Equatable {
 /// A crash before the commit leaves the old store; the commit switches to the new one at once.
 enum StoreMigration {
     static let historyKey = Array("modelHistory".utf8)
+    /// JSON array of "Entity.attribute": derived attributes whose values a migration left to
+    /// compute (Spec/object-store.md §9, step 7).
+    static let pendingDerivationsKey = Array("pendingDerivations".utf8)
     /// Entries read per step while rewriting a tree in place.
     static let chunkSize = 4_096
 
@@ -44,7 +47,32 @@ enum StoreMigration {
             try metadata.put(historyKey, try encodeHistory(history))
             try metadata.put(StoreMetadata.modelKey, try ManagedObjectModel.canonicalJSON(model.schema))
             try metadata.put(StoreMetadata.modelHashKey, Array(model.versionHash.utf8))
+            if !plan.pendingDerivations.isEmpty {
+                // Still pending from an earlier migration: kept, if the new model still has them.
+                let earlier = decodePending(try metadata.get(pendingDerivationsKey)).filter { name in
+                    let parts = name.split(separator: ".").map(String.init)
+                    return parts.count == 2 && model.info(named: parts[0])?.attribute(named: parts[1])?.description.derivation != nil
+                }
+                let pending = Array(Set(earlier + plan.pendingDerivations)).sorted()
+                try metadata.put(pendingDerivationsKey, Array(try JSONEncoder().encode(pending)))
+            }
         }
+    }
+
+    /// The derived attributes a migration left to compute ("Entity.attribute"); none when the
+    /// record is missing or unreadable (the values then stay as the migration left them).
+    static func pendingDerivations(_ database: Database) throws -> [String] {
+        try database.view { tx in decodePending(try tx.tree(StoreLayout.metadataTree).get(pendingDerivationsKey)) }
+    }
+
+    /// Forgets the pending derived attributes, once computed.
+    static func clearPendingDerivations(_ database: Database) throws {
+        try database.update { tx in _ = try tx.tree(StoreLayout.metadataTree).delete(pendingDerivationsKey) }
+    }
+
+    private static func decodePending(_ bytes: [UInt8]?) -> [String] {
+        guard let bytes else { return [] }
+        return (try? JSONDecoder().decode([String].self, from: Data(bytes))) ?? []
     }
 
     /// The migrations recorded in the store, oldest first.

@@ -4,13 +4,19 @@ extension ManagedObjectContext {
     /// are released, so objects reachable only through them can go away. An object that
     /// Observation watches (see `observesObjects`) is read again at once, with the lists it had
     /// loaded, and its observers fire for the properties whose values changed.
+    /// Transient attributes keep their values with `mergeChanges`; otherwise they start again
+    /// from their defaults, as the fault they become has no transient state.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
-        guard owns(object), !object.insertedFlag else { return }
-        notice(object, as: .refreshed)
-        changingObserved(object) { discardLoadedState(object, mergeChanges: mergeChanges) }
+        refresh(object, mergeChanges: mergeChanges, keepingTransients: false)
     }
 
-    private func discardLoadedState(_ object: ManagedObject, mergeChanges: Bool) {
+    func refresh(_ object: ManagedObject, mergeChanges: Bool, keepingTransients: Bool) {
+        guard owns(object), !object.insertedFlag else { return }
+        notice(object, as: .refreshed)
+        changingObserved(object) { discardLoadedState(object, mergeChanges: mergeChanges, keepingTransients: keepingTransients) }
+    }
+
+    private func discardLoadedState(_ object: ManagedObject, mergeChanges: Bool, keepingTransients: Bool) {
         object.committedValues = nil
         object.committedVersion = nil
         object.isFaultState = true
@@ -19,6 +25,7 @@ extension ManagedObjectContext {
         } else {
             object.prefetched = []
             object.changes = [:]
+            if !keepingTransients { object.transientValues = [] }
             object.deletedFlag = false
             for slot in object.toMany.indices { object.toMany[slot] = nil }
             unmarkChanged(object)
@@ -50,7 +57,8 @@ extension ManagedObjectContext {
     }
 
     /// Discards every unsaved change: inserted objects are forgotten, updated and deleted ones
-    /// become faults of their stored state. The undo manager forgets every action.
+    /// become faults of their stored state (transient attributes go back to their values at
+    /// the last save). The undo manager forgets every action.
     public func rollback() {
         undoRecorder?.removeAllActions()
         noticeEverything()
@@ -59,7 +67,7 @@ extension ManagedObjectContext {
                 notice(object, as: .deleted)
                 detach(object)
             } else {
-                refresh(object, mergeChanges: false)
+                refresh(object, mergeChanges: false, keepingTransients: true)
             }
         }
         clearChanged()
@@ -76,6 +84,7 @@ extension ManagedObjectContext {
             changingObserved(object) {
                 object.managedObjectContext = nil
                 object.changes = [:]
+                object.transientValues = []
                 object.prefetched = []
                 object.isFaultState = true
             }

@@ -67,9 +67,12 @@ extension ManagedObjectContext {
         object.storedAttribute(slot) ?? currentValue(object, slot: slot).attributeValue
     }
 
-    /// The current value of a stored slot (attribute, to-one or order column).
+    /// The current value of a slot (attribute, to-one or order column; or a transient attribute).
     func currentValue(_ object: ManagedObject, slot: Int) -> PropertyValue {
         if let changed = object.changes[slot] { return changed }
+        if slot >= object.info.columnCount, let transient = object.info.transientAttribute(slot: slot) {
+            return .value(object.committedTransientValue(transient))
+        }
         if object.insertedFlag { return .null }
         fulfillQuietly(object)
         guard let values = object.committedValues, slot < values.count else { return .null }
@@ -78,6 +81,9 @@ extension ManagedObjectContext {
 
     /// The stored (committed) value of a slot, loading the object if needed.
     func committedValue(_ object: ManagedObject, slot: Int) -> PropertyValue {
+        if slot >= object.info.columnCount, let transient = object.info.transientAttribute(slot: slot) {
+            return .value(object.committedTransientValue(transient))
+        }
         if object.insertedFlag { return .null }
         fulfillQuietly(object)
         guard let values = object.committedValues, slot < values.count else { return .null }

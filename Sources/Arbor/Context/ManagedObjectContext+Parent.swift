@@ -90,6 +90,7 @@ extension ManagedObjectContext {
                 continue
             }
             object.committedValues = CommittedValues((0..<object.info.columnCount).map { currentValue(object, slot: $0) })
+            object.commitTransientChanges()
             object.changes = [:]
             object.insertedFlag = false
             object.isFaultState = false

@@ -172,7 +172,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// attribute. O(1): a lookup by the key path's identity (at most 1,024 are cached).
     func attributeSlot(_ keyPath: AnyKeyPath, of object: ManagedObject, key: () -> String) -> Int? {
         if let slot = link.cachedSlot(keyPath, info: object.info) { return slot }
-        guard let slot = object.info.attribute(named: key())?.slot else { return nil }
+        guard let slot = object.info.anyAttribute(named: key())?.slot else { return nil }
         let identifier = KeyPathIdentity(id: ObjectIdentifier(keyPath))
         if link.attributeSlots.count < 1_024 || link.attributeSlots[identifier] != nil {
             link.attributeSlots[identifier] = ContextLink.AttributeSlot(keyPath: keyPath, info: object.info, slot: slot)

@@ -28,9 +28,12 @@ public final class PersistentStoreCoordinator: Sendable {
         return store
     }
 
-    /// Adds a store opened for this coordinator's model.
+    /// Adds a store opened for this coordinator's model. When a migration added or changed
+    /// derived attributes of the store's entities, their values are computed first (see
+    /// `computePendingDerivations`).
     /// - Throws: `StoreError.notAStoreFile` when the store was opened with another model or is
-    ///   already added.
+    ///   already added; `ValidationError` when a derived value does not fit its attribute (the
+    ///   store is not added then); store errors.
     public func add(_ store: PersistentStore) throws {
         guard store.model === managedObjectModel else {
             throw StoreError.notAStoreFile(path: store.path, detail: "the store was opened with another model object")
@@ -40,6 +43,13 @@ public final class PersistentStoreCoordinator: Sendable {
                 throw StoreError.notAStoreFile(path: store.path, detail: "a store with this UUID is already added")
             }
             stores.append(store)
+        }
+        guard !store.isReadOnly, !managedObjectModel.derivations.isEmpty else { return }
+        do {
+            try computePendingDerivations(in: store)
+        } catch {
+            remove(store)
+            throw error
         }
     }
 

@@ -4,18 +4,26 @@ final class EntityInfo: Sendable {
     enum Property: Sendable {
         case attribute(Int)
         case relationship(Int)
+        /// An index into `transientAttributes`.
+        case transient(Int)
+
+        var isTransient: Bool { if case .transient = self { return true } else { return false } }
     }
 
     // Attributes, relationships and indexes are classes: fetches and saves pass them around per
     // row, and copying a struct of strings and arrays costs a retain per field.
     final class Attribute: Sendable {
         let description: AttributeDescription
-        /// Position in the object's stored values and in the row's columns.
+        /// Position in the object's stored values and in the row's columns (for a transient
+        /// attribute: after the columns and the to-many relationships, in no row).
         let slot: Int
+        /// The validation pattern, compiled once.
+        let pattern: CompiledPattern?
 
         init(description: AttributeDescription, slot: Int) {
             self.description = description
             self.slot = slot
+            pattern = description.validation.pattern.flatMap(CompiledPattern.init)
         }
     }
 
@@ -114,11 +122,17 @@ final class EntityInfo: Sendable {
     /// Codes of this entity and every entity below it.
     let descendantCodes: Set<UInt16>
     let isAbstract: Bool
+    /// The stored attributes.
     let attributes: [Attribute]
+    /// The transient attributes (declared here or inherited): slots `transientBase ..< transientBase + count`.
+    let transientAttributes: [Attribute]
     let relationships: [Relationship]
     /// Number of stored columns (attributes, to-one references, order columns).
     let columnCount: Int
     let toManyCount: Int
+    /// The first transient slot: after the columns and the to-many relationships, so every
+    /// property has a slot (and an observation key) of its own.
+    var transientBase: Int { columnCount + toManyCount }
     let propertiesByName: [String: Property]
     /// Indexes maintained for rows of this entity (declared here or inherited, plus foreign keys).
     let indexes: [Index]
@@ -148,7 +162,7 @@ final class EntityInfo: Sendable {
 
     init(name: String, code: UInt16, schema: EntitySchema, managedObjectClass: ManagedObject.Type, rootName: String, rootCode: UInt16,
          descendantCodes: Set<UInt16>, attributes: [Attribute], relationships: [Relationship], columnCount: Int,
-         toManyCount: Int, indexes: [Index]) {
+         toManyCount: Int, indexes: [Index], transientAttributes: [Attribute] = []) {
         self.name = name
         self.code = code
         self.schema = schema
@@ -159,12 +173,14 @@ final class EntityInfo: Sendable {
         self.descendantCodes = descendantCodes
         self.isAbstract = schema.isAbstract
         self.attributes = attributes
+        self.transientAttributes = transientAttributes
         self.relationships = relationships
         self.columnCount = columnCount
         self.toManyCount = toManyCount
         var byName: [String: Property] = [:]
         for (index, attribute) in attributes.enumerated() { byName[attribute.description.name] = .attribute(index) }
         for (index, relationship) in relationships.enumerated() { byName[relationship.description.name] = .relationship(index) }
+        for (index, attribute) in transientAttributes.enumerated() { byName[attribute.description.name] = .transient(index) }
         self.propertiesByName = byName
         self.indexes = indexes
         self.rowTree = StoreLayout.rowTree(root: rootName)
@@ -172,15 +188,18 @@ final class EntityInfo: Sendable {
         var toOne = [Bool](repeating: false, count: columnCount)
         for relationship in relationships where relationship.kind == .toOne && relationship.slot < columnCount { toOne[relationship.slot] = true }
         self.isToOneSlot = toOne
-        undoSlots = attributes.map(\.slot) + relationships.filter { $0.kind == .toOne }.map(\.slot)
+        undoSlots = attributes.map(\.slot) + relationships.filter { $0.kind == .toOne }.map(\.slot) + transientAttributes.map(\.slot)
         declaredSlots = managedObjectClass._$propertyNames.map { name in
             switch byName[name] {
             case .attribute(let index): return .attribute(attributes[index])
             case .relationship(let index): return .relationship(relationships[index])
+            case .transient(let index): return .attribute(transientAttributes[index])
             case nil: return .missing(name)
             }
         }
-        observationKeyPaths = ObservationKeyPaths(paths: (0..<(columnCount + toManyCount)).map { \ManagedObject.[observationKey: $0] })
+        observationKeyPaths = ObservationKeyPaths(paths: (0..<(columnCount + toManyCount + transientAttributes.count)).map {
+            \ManagedObject.[observationKey: $0]
+        })
         declaredAttributeSlots = declaredSlots.map { slot in
             if case .attribute(let attribute) = slot { return attribute.slot }
             return -1
@@ -196,6 +215,19 @@ final class EntityInfo: Sendable {
         }
         if case .attribute(let index) = propertiesByName[name] { return attributes[index] }
         return nil
+    }
+
+    /// The stored or transient attribute `name`: what the object's own accessors may read.
+    func anyAttribute(named name: String) -> Attribute? {
+        if let attribute = attribute(named: name) { return attribute }
+        if case .transient(let index) = propertiesByName[name] { return transientAttributes[index] }
+        return nil
+    }
+
+    /// The transient attribute at `slot`, if the slot is one.
+    func transientAttribute(slot: Int) -> Attribute? {
+        let index = slot - transientBase
+        return index >= 0 && index < transientAttributes.count ? transientAttributes[index] : nil
     }
 
     func relationship(named name: String) -> Relationship? {

@@ -19,6 +19,8 @@ public final class ManagedObjectModel: Sendable {
     let infosByName: [String: EntityInfo]
     let infosByCode: EntityCodeTable
     let infosByClass: [ObjectIdentifier: EntityInfo]
+    /// The derived attributes and what their values depend on.
+    let derivations: DerivationTable
 
     /// Builds and validates a model.
     /// - Parameters:
@@ -49,6 +51,7 @@ public final class ManagedObjectModel: Sendable {
         }
         infosByName = Dictionary(uniqueKeysWithValues: infos.map { ($0.name, $0) })
         infosByCode = EntityCodeTable(infos)
+        derivations = try DerivationTable(infos)
         var byClass: [ObjectIdentifier: EntityInfo] = [:]
         var ambiguous: Set<ObjectIdentifier> = [ObjectIdentifier(ManagedObject.self)]
         for info in infos {
@@ -69,6 +72,7 @@ public final class ManagedObjectModel: Sendable {
         infosByName = [:]
         infosByCode = EntityCodeTable([])
         infosByClass = [:]
+        derivations = DerivationTable()
         schema = ModelSchema(entities: [], configurations: [:])
         versionHash = Self.hash(of: schema)
     }

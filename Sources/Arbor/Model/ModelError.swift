@@ -20,6 +20,12 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
     case classPropertyNotInEntity(entity: String, property: String)
     /// A relationship whose inverse neither side names, and that cannot be paired alone.
     case ambiguousInverse(entity: String, relationship: String, candidates: [String])
+    /// Validation rules that cannot apply to the attribute (a pattern on a number, a minimum above
+    /// the maximum, an invalid regular expression).
+    case invalidValidation(entity: String, attribute: String, detail: String)
+    /// A derived attribute whose expression does not parse, names what the entity cannot reach,
+    /// or computes a value of another type.
+    case invalidDerivation(entity: String, attribute: String, detail: String)
 
     public var description: String {
         switch self {
@@ -46,6 +52,8 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
         case .ambiguousInverse(let entity, let relationship, let candidates):
             let options = candidates.isEmpty ? "the destination has no relationship back" : "candidates: " + candidates.joined(separator: ", ")
             return "\(entity).\(relationship): no inverse (\(options)); name it with @Relationship(inverse: \\Destination.property)"
+        case .invalidValidation(let entity, let attribute, let detail): return "\(entity).\(attribute): invalid validation rule: \(detail)"
+        case .invalidDerivation(let entity, let attribute, let detail): return "\(entity).\(attribute): invalid derivation: \(detail)"
         }
     }
 }

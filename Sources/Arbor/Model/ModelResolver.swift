@@ -61,12 +61,28 @@ struct ModelResolver {
             var nextColumn = parent?.columnCount ?? 0
             var nextToMany = parent?.toManyCount ?? 0
 
+            var transients = parent?.transientAttributes.map(\.description) ?? []
+            names.formUnion(transients.map(\.name))
             for attribute in entity.attributes {
                 guard ManagedObjectModel.isValidName(attribute.name) else { throw ModelError.invalidName(entity: name, name: attribute.name) }
                 guard names.insert(attribute.name).inserted else { throw ModelError.duplicateProperty(entity: name, property: attribute.name) }
                 if let value = attribute.defaultValue, !value.fits(attribute.type) {
                     throw ModelError.invalidDefault(entity: name, attribute: attribute.name,
                                                     detail: "\(value.kindName) does not fit \(attribute.type.rawValue)")
+                }
+                if let problem = attribute.validation.problem(for: attribute.type) {
+                    throw ModelError.invalidValidation(entity: name, attribute: attribute.name, detail: problem)
+                }
+                if attribute.isTransient {
+                    guard attribute.derivation == nil else {
+                        throw ModelError.invalidDerivation(entity: name, attribute: attribute.name,
+                                                           detail: "a derived attribute is stored; it cannot be transient")
+                    }
+                    guard !attribute.isIndexed else {
+                        throw ModelError.unknownIndexProperty(entity: name, index: attribute.name, property: attribute.name)
+                    }
+                    transients.append(attribute)
+                    continue
                 }
                 attributes.append(EntityInfo.Attribute(description: attribute, slot: nextColumn))
                 nextColumn += 1
@@ -130,10 +146,15 @@ struct ModelResolver {
                                                 isForeignKey: true))
             }
             let descendants = descendants(of: name)
+            // Transient slots follow the columns and to-many relationships, so each entity of a
+            // hierarchy numbers its inherited transients again after its own stored properties.
+            let transientAttributes = transients.enumerated().map {
+                EntityInfo.Attribute(description: $0.element, slot: nextColumn + nextToMany + $0.offset)
+            }
             resolved[name] = EntityInfo(
                 name: name, code: code, schema: entity.schema, managedObjectClass: entity.managedObjectClass,
                 rootName: root(name), rootCode: codes[root(name)] ?? code, descendantCodes: descendants, attributes: attributes, relationships: relationships,
-                columnCount: nextColumn, toManyCount: nextToMany, indexes: indexes)
+                columnCount: nextColumn, toManyCount: nextToMany, indexes: indexes, transientAttributes: transientAttributes)
         }
         return declared.keys.sorted().compactMap { resolved[$0] }
     }

@@ -12,15 +12,46 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     public var isIndexed: Bool
     /// The attribute's former name, for lightweight migration (Core Data's renaming identifier).
     public var renamingIdentifier: String?
+    /// The rules a value must satisfy at save (ranges, lengths, a pattern). Not stored in the
+    /// file: they do not change the model's `versionHash`.
+    public var validation: AttributeValidation = AttributeValidation()
+    /// A transient attribute lives in memory only (Core Data's transient attributes): its changes
+    /// are tracked, observed and undone like any other, and kept across saves, but never
+    /// written, fetched or stored in the file's model. An object loaded from a store starts
+    /// with the default value. Fetch predicates and sorts cannot name it.
+    public var isTransient: Bool = false
+    /// For a derived attribute: the expression its value is computed from at every save (Core
+    /// Data's `NSDerivedAttributeDescription`), for example `stopTimes.@count`,
+    /// `stop.name`, `canonical:(name)` or `now()`; see `Derivation`. Derived values are stored
+    /// (so they can be indexed, fetched and sorted by) and cannot be set by the app.
+    public var derivation: String?
 
     public init(_ name: String, _ type: AttributeType, optional: Bool = false, defaultValue: AttributeValue? = nil,
-                indexed: Bool = false, renamingIdentifier: String? = nil) {
+                indexed: Bool = false, renamingIdentifier: String? = nil, validation: AttributeValidation = AttributeValidation(),
+                transient: Bool = false, derivedFrom derivation: String? = nil) {
         self.name = name
         self.type = type
         self.isOptional = optional
         self.defaultValue = defaultValue
         self.isIndexed = indexed
         self.renamingIdentifier = renamingIdentifier
+        self.validation = validation
+        self.isTransient = transient
+        self.derivation = derivation
+    }
+
+    /// The stored form: validation rules and transience are the code's business (transient
+    /// attributes are not stored at all); a derivation is stored only when there is one, so the
+    /// stored form of every attribute written before derivations existed is unchanged.
+    private enum CodingKeys: String, CodingKey {
+        case name, type, isOptional, defaultValue, isIndexed, renamingIdentifier, derivation
+    }
+
+    /// The attribute as the file's model holds it: without validation rules.
+    var stored: AttributeDescription {
+        var copy = self
+        copy.validation = AttributeValidation()
+        return copy
     }
 }
 
@@ -166,8 +197,10 @@ public struct EntityDescription: Sendable {
         self.renamingIdentifier = renamingIdentifier
     }
 
+    /// The stored form: transient attributes left out, validation rules dropped.
     var schema: EntitySchema {
-        EntitySchema(name: name, superentity: superentity, isAbstract: isAbstract, attributes: attributes,
+        EntitySchema(name: name, superentity: superentity, isAbstract: isAbstract,
+                     attributes: attributes.filter { !$0.isTransient }.map(\.stored),
                      relationships: relationships, indexes: indexes, renamingIdentifier: renamingIdentifier)
     }
 }

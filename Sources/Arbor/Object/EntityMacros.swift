@@ -65,7 +65,9 @@ public macro Unique<Root: ManagedObject>(_ constraints: [PartialKeyPath<Root>]..
 @attached(peer)
 public macro Unique() = #externalMacro(module: "ArborMacros", type: "MarkerMacro")
 
-/// Keeps a property of an `@Entity` class in memory only: never stored, never fetched.
+/// Keeps a property of an `@Entity` class out of the model: a plain Swift property, never stored,
+/// tracked or undone (SwiftData's `@Transient`). For a transient attribute the context tracks,
+/// observes and undoes, write `@Attribute(.ephemeral)`.
 @attached(peer)
 public macro Transient() = #externalMacro(module: "ArborMacros", type: "MarkerMacro")
 
@@ -85,9 +87,17 @@ public macro Relationship(inverse: AnyKeyPath? = nil, deleteRule: DeleteRule = .
                           optional: Bool = true, minCount: Int = 0, maxCount: Int? = nil, originalName: String? = nil) =
     #externalMacro(module: "ArborMacros", type: "MarkerMacro")
 
-/// Renames an attribute of an `@Entity` class: its former name, for lightweight migration.
+/// Options of an attribute of an `@Entity` class, and its former name for lightweight migration:
+/// ```swift
+/// @Attribute(.range(-90...90)) var latitude: Double = 0
+/// @Attribute(.length(1...64), .pattern("[A-Z0-9]+")) var code: String = ""
+/// @Attribute(.ephemeral) var isSelected = false
+/// @Attribute(.derived("stopTimes.@count")) var departureCount: Int = 0
+/// @Attribute(originalName: "title") var name: String = ""
+/// ```
 @attached(peer)
-public macro Attribute(originalName: String) = #externalMacro(module: "ArborMacros", type: "MarkerMacro")
+public macro Attribute(_ options: AttributeOption..., originalName: String? = nil) =
+    #externalMacro(module: "ArborMacros", type: "MarkerMacro")
 
 /// An attribute of a hand-written `ManagedObject` subclass, whose entity is described with
 /// `EntityDescription`: `@Attribute("name") var name: String`. The key names the attribute in

@@ -78,7 +78,7 @@ extension ManagedObject {
     public final func _$setKeyedRelationship<V: RelationshipValue>(_ key: String, _ value: V) { value.write(to: self, key: key) }
 
     func typedAttribute<Value: AttributeConvertible>(_ key: String) -> Value {
-        guard let context = managedObjectContext, let attribute = info.attribute(named: key) else { return Value.fallbackValue }
+        guard let context = managedObjectContext, let attribute = info.anyAttribute(named: key) else { return Value.fallbackValue }
         let value = context.currentAttribute(self, slot: attribute.slot)
         return Value(attributeValue: value) ?? Value.fallbackValue
     }
@@ -108,7 +108,7 @@ extension ManagedObject {
     @usableFromInline
     func setTypedAttribute(_ value: AttributeValue, forKey key: String) {
         guard managedObjectContext != nil else { return }
-        if let attribute = info.attribute(named: key), value.fits(attribute.description.type) {
+        if let attribute = info.anyAttribute(named: key), attribute.description.derivation == nil, value.fits(attribute.description.type) {
             setAttribute(value, slot: attribute.slot)
         } else {
             setValue(value, forKey: key)  // records the failure for the next save

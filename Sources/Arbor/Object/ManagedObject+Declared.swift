@@ -39,18 +39,19 @@ extension ManagedObject {
 
     /// An attribute of type `V` (optional when `V` is), without a default.
     public static func _$declare<V: AttributeConvertible>(_ name: String, _ type: V.Type, indexed: Bool = false,
-                                                          originalName: String? = nil) -> _DeclaredProperty {
+                                                          originalName: String? = nil, options: [AttributeOption] = []) -> _DeclaredProperty {
         .attribute(AttributeDescription(name, attributeType(of: V.self), optional: V.self is any OptionalAttribute.Type,
-                                        indexed: indexed, renamingIdentifier: originalName))
+                                        indexed: indexed, renamingIdentifier: originalName).applying(options))
     }
 
     /// An attribute whose initial value is its default (a nil default is no default).
     public static func _$declare<V: AttributeConvertible>(_ name: String, _ type: V.Type, indexed: Bool = false,
-                                                          originalName: String? = nil, initialValue: V) -> _DeclaredProperty {
+                                                          originalName: String? = nil, options: [AttributeOption] = [],
+                                                          initialValue: V) -> _DeclaredProperty {
         let value = initialValue.attributeValue
         return .attribute(AttributeDescription(name, attributeType(of: V.self), optional: V.self is any OptionalAttribute.Type,
                                                defaultValue: value.isNull ? nil : value, indexed: indexed,
-                                               renamingIdentifier: originalName))
+                                               renamingIdentifier: originalName).applying(options))
     }
 
     /// A to-one relationship to `T`'s entity. An empty inverse is found by the model.
@@ -129,7 +130,7 @@ extension ManagedObject {
     final func _$setAttributeValue(_ index: Int, _ value: AttributeValue) {
         let slots = info.declaredSlots
         guard managedObjectContext != nil, index >= 0, index < slots.count, case .attribute(let attribute) = slots[index] else { return }
-        if value.fits(attribute.description.type) {
+        if attribute.description.derivation == nil, value.fits(attribute.description.type) {
             setAttribute(value, slot: attribute.slot)
         } else {
             setValue(value, forKey: attribute.description.name)  // records the failure for the next save

@@ -75,7 +75,8 @@ extension ManagedObject: Observable {
                 columns.append(nil)
             }
         }
-        return ObservedValues(columns: columns, lists: (0..<info.toManyCount).map { toMany[$0]?.current })
+        let transients = info.transientAttributes.map { changes[$0.slot] ?? .value(committedTransientValue($0)) }
+        return ObservedValues(columns: columns, lists: (0..<info.toManyCount).map { toMany[$0]?.current }, transients: transients)
     }
 
     /// Tells observers which properties differ from `before`, loading again what `before` had
@@ -92,6 +93,10 @@ extension ManagedObject: Observable {
             let new = context == nil ? PropertyValue.null : (slot < after.columns.count ? after.columns[slot] : nil)
             if new != old { observeChange(slot) }
         }
+        for (attribute, old) in zip(info.transientAttributes, before.transients) {
+            let new = context == nil ? PropertyValue.null : changes[attribute.slot] ?? .value(committedTransientValue(attribute))
+            if new != old { observeChange(attribute.slot) }
+        }
         for relationship in info.relationships where relationship.kind != .toOne {
             guard relationship.slot < before.lists.count, let old = before.lists[relationship.slot] else { continue }
             let new = context.map { $0.members(self, relationship) } ?? []
@@ -106,6 +111,8 @@ struct ObservedValues {
     var columns: [PropertyValue?]
     /// Per to-many slot; nil when not loaded.
     var lists: [[ObjectID]?]
+    /// Per transient attribute (always in memory).
+    var transients: [PropertyValue] = []
 }
 
 extension ManagedObjectContext {

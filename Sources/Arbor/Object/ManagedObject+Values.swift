@@ -13,6 +13,9 @@ extension ManagedObject {
         case .attribute(let index):
             observeRead(info.attributes[index].slot)
             return context.currentAttribute(self, slot: info.attributes[index].slot).anyValue
+        case .transient(let index):
+            observeRead(info.transientAttributes[index].slot)
+            return context.currentAttribute(self, slot: info.transientAttributes[index].slot).anyValue
         case .relationship(let index):
             let relationship = info.relationships[index]
             observeRead(relationship)
@@ -36,9 +39,12 @@ extension ManagedObject {
             return
         }
         switch property {
-        case .attribute(let index):
-            let attribute = info.attributes[index]
-            if let converted = AttributeValue.converting(value, to: attribute.description.type) {
+        case .attribute(let index), .transient(let index):
+            let attribute = property.isTransient ? info.transientAttributes[index] : info.attributes[index]
+            if let derivation = attribute.description.derivation {
+                context.pendingFailures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key,
+                                                                 kind: .derivedAttributeSet(derivation: derivation)))
+            } else if let converted = AttributeValue.converting(value, to: attribute.description.type) {
                 setAttribute(converted, slot: attribute.slot)
             } else {
                 context.willChange(self)
@@ -72,6 +78,9 @@ extension ManagedObject {
         // Setting a value equal to the stored one leaves the object unchanged, as Core Data does.
         if !insertedFlag, !isFaultState, let committed = committedValues, slot < committed.count,
            committed[slot] == .value(value) {
+            changes[slot] = nil
+        } else if slot >= info.columnCount, let transient = info.transientAttribute(slot: slot),
+                  committedTransientValue(transient) == value {
             changes[slot] = nil
         } else {
             changes[slot] = .value(value)
@@ -123,7 +132,7 @@ extension ManagedObject {
     public func changedValues() -> [String: Any?] {
         var result: [String: Any?] = [:]
         guard let context = managedObjectContext else { return result }
-        for attribute in info.attributes where changes[attribute.slot] != nil {
+        for attribute in info.attributes + info.transientAttributes where changes[attribute.slot] != nil {
             result.updateValue(context.currentAttribute(self, slot: attribute.slot).anyValue, forKey: attribute.description.name)
         }
         for relationship in info.relationships {
@@ -143,11 +152,14 @@ extension ManagedObject {
     public func committedValues(forKeys keys: [String]?) -> [String: Any?] {
         var result: [String: Any?] = [:]
         guard let context = managedObjectContext, !insertedFlag else { return result }
-        let names = keys ?? (info.attributes.map(\.description.name) + info.relationships.map(\.description.name))
+        let names = keys ?? ((info.attributes + info.transientAttributes).map(\.description.name) + info.relationships.map(\.description.name))
         for name in names {
             switch info.propertiesByName[name] {
             case .attribute(let index)?:
                 result.updateValue(context.committedValue(self, slot: info.attributes[index].slot).attributeValue.anyValue, forKey: name)
+            case .transient(let index)?:
+                result.updateValue(context.committedValue(self, slot: info.transientAttributes[index].slot).attributeValue.anyValue,
+                                   forKey: name)
             case .relationship(let index)?:
                 let relationship = info.relationships[index]
                 if relationship.kind == .toOne {

@@ -88,6 +88,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// `markChanged`/`unmarkChanged`/`clearChanged`, so a property write skips the map).
     var isMarkedChanged = false
     var toMany = ToManySlots()
+    /// Transient attributes' values as of the last save (by `slot - info.transientBase`; a
+    /// value not here is the attribute's default). Unsaved values are in `changes`.
+    var transientValues: [AttributeValue?] = []
     var insertedFlag = false
     var deletedFlag = false
     /// Related objects loaded by prefetching, kept alive with this object (as Core Data's fired
@@ -154,6 +157,42 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open func willSave() {}
     /// Called when the object is deleted, before delete rules are applied.
     open func prepareForDeletion() {}
+
+    // MARK: Validation (override; combine your failures with super's, see `ValidationError.collect`)
+
+    /// Validates the object before a save inserts it (Core Data's `validateForInsert()`). The
+    /// default validates every attribute and relationship with `validateValue(_:forKey:)`
+    /// (to-many relationships: their member counts) and throws every failure together as a
+    /// `ValidationError`. Override to check the object as a whole, calling super.
+    /// - Complexity: O(properties), plus the members of each to-many relationship.
+    /// - Throws: `ValidationError`, `ValidationFailure`, or any error (reported as `.custom`).
+    open func validateForInsert() throws { try validateEveryProperty() }
+
+    /// Validates the object before a save writes its changes (Core Data's `validateForUpdate()`):
+    /// as `validateForInsert()`, every attribute and to-one relationship, and each to-many
+    /// relationship whose members changed.
+    open func validateForUpdate() throws { try validateEveryProperty() }
+
+    /// Validates the object before a save deletes it (Core Data's `validateForDelete()`). The
+    /// default refuses while a relationship with the deny rule still has members (`.deleteDenied`).
+    open func validateForDelete() throws { try validateDeleteRules() }
+
+    /// Validates `value` for the property `key` (Core Data's `validateValue(_:forKey:)`, which
+    /// calls `validate<Key>`): the default checks the model's rules — a required value, the
+    /// attribute's type, its minimum and maximum, length and pattern; a to-many relationship's
+    /// member count (`value` an array of objects). Override to add rules per key, calling super:
+    /// ```swift
+    /// override func validateValue(_ value: Any?, forKey key: String) throws {
+    ///     try super.validateValue(value, forKey: key)
+    ///     if key == "code", let code = value as? String, code.hasPrefix("X") {
+    ///         throw ValidationFailure(self, key: key, "codes starting with X are reserved")
+    ///     }
+    /// }
+    /// ```
+    /// Saves call it for every property validated (see `validateForInsert()`); an app may call
+    /// it before setting a value, as a form does.
+    /// - Throws: `ValidationError` listing the key's failures.
+    open func validateValue(_ value: Any?, forKey key: String) throws { try validateModelRules(value, forKey: key) }
 
     // MARK: The entity `@Entity` declares (overridden by its expansion)
 

@@ -256,7 +256,7 @@ struct PredicateEvaluator {
             let relationship = subject.entity.relationships[index]
             if relationship.kind == .toOne { return .object(try subject.toOneTarget(relationship)) }
             return .many(try subject.toManyMembers(relationship).map { .object($0) })
-        case nil:
+        case .transient?, nil:  // a transient attribute is not stored: a fetch cannot test it
             throw ObjectPredicateError.unknownKey(entity: subject.entity.name, key: key)
         }
     }

@@ -27,6 +27,9 @@ struct MigrationPlan {
     private(set) var refusals: [String] = []
     /// Every change, in words, for the model history.
     private(set) var changes: [String] = []
+    /// "Entity.attribute" of each derived attribute added to a stored entity, or whose
+    /// expression changed: its values are computed once the migration has committed (§9).
+    private(set) var pendingDerivations: [String] = []
 
     init(old: ManagedObjectModel, new: ManagedObjectModel) {
         self.old = old
@@ -88,7 +91,8 @@ struct MigrationPlan {
                                             renamedAway: attributesRenamedAway).flatMap(origin.attribute(named:)) else {
                 if isOwn {
                     changes.append("\(entity).\(description.name) added")
-                    if !description.isOptional && description.defaultValue == nil {
+                    if description.derivation != nil { pendingDerivations.append("\(entity).\(description.name)") }
+                    if !description.isOptional && description.defaultValue == nil && description.derivation == nil {
                         refusals.append("\(entity).\(description.name): added as non-optional without a default value")
                     }
                 }
@@ -102,6 +106,10 @@ struct MigrationPlan {
             // Inherited properties are judged once, on the entity that declares them.
             if isOwn && was.type != description.type {
                 refusals.append("\(entity).\(description.name): type changed from \(was.type.rawValue) to \(description.type.rawValue)")
+            }
+            if isOwn && was.derivation != description.derivation {
+                changes.append("\(entity).\(description.name) " + (description.derivation.map { "derived from \($0)" } ?? "no longer derived"))
+                if description.derivation != nil { pendingDerivations.append("\(entity).\(description.name)") }
             }
             var fill: AttributeValue?
             if was.isOptional && !description.isOptional {

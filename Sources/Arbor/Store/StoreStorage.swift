@@ -66,6 +66,12 @@ protocol StoreStorage: AnyObject, Sendable {
     func batchUpdate(_ info: EntityInfo, _ request: BatchUpdateRequest) throws -> BatchUpdateResult
     /// Runs a batch delete of objects of `info` in one transaction (see `BatchDeleteRequest`).
     func batchDelete(_ info: EntityInfo, _ request: BatchDeleteRequest) throws -> BatchDeleteResult
+
+    /// The derived attributes ("Entity.attribute") a migration added or changed and whose values
+    /// are still to be computed (by the coordinator, through a context: `computePendingDerivations`).
+    func pendingDerivations() throws -> [String]
+    /// Notes that the pending derived attributes are computed.
+    func clearPendingDerivations() throws
 }
 
 /// What a store fetch is asked: the rows of `entity` (and its sub-entities when asked) that

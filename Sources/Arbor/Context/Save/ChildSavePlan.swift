@@ -18,7 +18,9 @@ struct ChildSavePlan {
                 continue
             }
             let info = object.info
-            let slots = object.insertedFlag ? Array(0..<info.columnCount) : object.changes.slots
+            // An inserted object gives every column, and the transient values it set.
+            let slots = object.insertedFlag ? Array(0..<info.columnCount) + object.changes.slots.filter { $0 >= info.columnCount }
+                                            : object.changes.slots
             let values = slots.map { (slot: $0, value: context.currentValue(object, slot: $0)) }
             var toMany: [(slot: Int, members: [ObjectID], reordered: Bool)] = []
             for relationship in info.relationships where relationship.kind != .toOne {

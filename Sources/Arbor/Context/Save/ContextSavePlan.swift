@@ -52,13 +52,13 @@ struct ContextSavePlan {
         } else if object.insertedFlag {
             let columns = Self.columns(of: object, context: context)
             try edit(id) { $0.inserts.append(SaveRequest.RowWrite(id: id, columns: columns, expectedVersion: nil)) }
-        } else if !object.changes.isEmpty {
+        } else if object.hasStoredChanges {
             try context.fulfill(object)
             var write = SaveRequest.RowWrite(id: id, columns: Self.columns(of: object, context: context),
                                              expectedVersion: object.committedVersion)
             if mergePolicy != .error {
                 // What the store needs to merge a conflict property by property.
-                write.changedSlots = object.changes.slots
+                write.changedSlots = object.changes.slots.filter { $0 < object.info.columnCount }
                 write.readColumns = object.committedValues.map { $0.all.map(WriteColumn.init) }
             }
             try edit(id) { $0.updates.append(write) }

@@ -97,6 +97,7 @@ extension ManagedObjectContext {
                 object.objectID = newID
                 register(object)
             }
+            object.commitTransientChanges()
             if let (row, store) = rows[object.objectID] {
                 object.changes = [:]
                 try apply(row, to: object, from: store)

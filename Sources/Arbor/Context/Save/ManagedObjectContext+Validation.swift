@@ -1,14 +1,23 @@
 extension ManagedObjectContext {
-    /// Calls `willSave` on every changed object, then validates the changes (and what the
-    /// non-throwing setters reported); both a save to the stores and a save into a parent start so.
+    /// Calls `willSave` on every changed object, computes derived attributes (a save to the
+    /// stores), then validates the changes (and what the non-throwing setters reported); both a
+    /// save to the stores and a save into a parent start so.
     /// - Throws: `ValidationError` listing every failure.
     func prepareChangesForSave() throws {
         for object in Array(changed.values) where object.hasChanges { object.willSave() }
-        let failures = pendingFailures + validate()
+        var failures = pendingFailures
+        if parent == nil, let model, !model.derivations.isEmpty {
+            failures += DerivedValueUpdater(context: self, table: model.derivations).update()
+        }
+        failures += validate()
         guard failures.isEmpty else { throw ValidationError(failures: failures) }
     }
 
-    /// Every validation failure of the pending changes.
+    /// Every validation failure of the pending changes: first what the store could not take
+    /// (an object outside the model, an abstract entity, a value of the wrong type, a reference
+    /// to a deleted object), then each object's own validation — `validateForInsert()`,
+    /// `validateForUpdate()` or `validateForDelete()`, which apply the model's rules unless a
+    /// subclass decides otherwise.
     func validate() -> [ValidationFailure] {
         var failures: [ValidationFailure] = []
         for object in changed.values {
@@ -18,12 +27,9 @@ extension ManagedObjectContext {
                 failures.append(ValidationFailure(objectID: id, entity: info.name, key: key, kind: kind))
             }
             if object.deletedFlag {
-                for relationship in info.relationships where relationship.description.deleteRule == .deny {
-                    let targets = relationship.kind == .toOne ? toOneTarget(object, relationship).map { [$0] } ?? []
-                                                              : members(object, relationship)
-                    let remaining = targets.filter { registeredObject(for: $0)?.deletedFlag != true }
-                    if !remaining.isEmpty { fail(relationship.description.name, .deleteDenied(count: remaining.count)) }
-                }
+                // An object inserted and deleted before any save is simply forgotten.
+                guard !object.objectID.isTemporaryID else { continue }
+                do { try object.validateForDelete() } catch { failures += ValidationFailure.normalized(error, object: object) }
                 continue
             }
             if info.code == 0 {
@@ -35,37 +41,24 @@ extension ManagedObjectContext {
                 continue
             }
             let checkAll = object.insertedFlag
-            for attribute in info.attributes where checkAll || object.changes[attribute.slot] != nil {
+            for attribute in info.attributes + info.transientAttributes where checkAll || object.changes[attribute.slot] != nil {
                 let description = attribute.description
                 switch currentValue(object, slot: attribute.slot) {
                 case .invalid(let detail): fail(description.name, .invalidValue(detail))
                 case .reference: fail(description.name, .typeMismatch(expected: description.type, found: "object"))
                 case .value(let value):
-                    if value.isNull {
-                        if !description.isOptional { fail(description.name, .missingValue) }
-                    } else if !value.fits(description.type) {
-                        fail(description.name, .typeMismatch(expected: description.type, found: value.kindName))
-                    }
+                    if !value.fits(description.type) { fail(description.name, .typeMismatch(expected: description.type, found: value.kindName)) }
                 }
             }
-            for relationship in info.relationships {
-                let description = relationship.description
-                if relationship.kind == .toOne {
-                    guard checkAll || object.changes[relationship.slot] != nil else { continue }
-                    let target = toOneTarget(object, relationship)
-                    if target == nil && !description.isOptional { fail(description.name, .missingValue) }
-                    if let target, let related = registeredObject(for: target), related.deletedFlag {
-                        fail(description.name, .danglingReference(target))
-                    }
-                    continue
+            for relationship in info.relationships where relationship.kind == .toOne && (checkAll || object.changes[relationship.slot] != nil) {
+                if let target = toOneTarget(object, relationship), let related = registeredObject(for: target), related.deletedFlag {
+                    fail(relationship.description.name, .danglingReference(target))
                 }
-                guard description.minCount > 0 || description.maxCount != nil,
-                      checkAll || object.toMany[relationship.slot]?.isChanged == true else { continue }
-                let count = members(object, relationship).filter { registeredObject(for: $0)?.deletedFlag != true }.count
-                if count < description.minCount { fail(description.name, .tooFewMembers(minimum: description.minCount, count: count)) }
-                if let maximum = description.maxCount, count > maximum {
-                    fail(description.name, .tooManyMembers(maximum: maximum, count: count))
-                }
+            }
+            do {
+                if object.insertedFlag { try object.validateForInsert() } else if object.hasChanges { try object.validateForUpdate() }
+            } catch {
+                failures += ValidationFailure.normalized(error, object: object)
             }
         }
         return failures.sorted { ($0.entity, $0.key, $0.objectID?.primaryKey ?? 0) < ($1.entity, $1.key, $1.objectID?.primaryKey ?? 0) }

@@ -80,13 +80,16 @@ extension PersistentStoreCoordinator {
     ///   each object a deny rule keeps (`.deleteDenied`) and each related object a nullify rule
     ///   would leave without a required relationship (`.missingValue`);
     ///   `StoreError.noStoreForEntity`, `.readOnlyStore`; `ValidationError` (`.invalidValue`)
-    ///   naming IDs of another store or hierarchy than the first ID's. Nothing is deleted when
-    ///   it throws.
+    ///   naming IDs of another store or hierarchy than the first ID's; `StoreError.unsupported`
+    ///   when a derived attribute depends on the objects deleted or their partners. Nothing is
+    ///   deleted when it throws.
     public func execute(_ request: BatchDeleteRequest) throws -> BatchDeleteResult {
         if case .objectIDs(let ids) = request.source, ids.isEmpty {
             return BatchDeleteResult(count: 0, objectIDs: request.resultType == .objectIDs ? [] : nil, changes: ObjectChanges())
         }
         let (info, store) = try batchTarget(request.entityName)
+        let stale = managedObjectModel.derivations.staleDerivations(.delete, on: info, model: managedObjectModel)
+        guard stale.isEmpty else { throw DerivationTable.batchRefusal("a batch delete of \(info.name)", stale) }
         switch request.source {
         case .predicate(let predicate):
             if let predicate { try PredicateChecker(model: managedObjectModel).check(predicate, entity: info) }

@@ -193,7 +193,8 @@ extension PersistentStoreCoordinator {
     /// - Throws: `ContextError.unknownEntity`; `ValidationError` listing the objects (by
     ///   `batchIndex`) with an unknown key, a value of the wrong type, a missing required value,
     ///   a reference to an object that is not stored, or a uniqueness violation;
-    ///   `StoreError.noStoreForEntity`, `.readOnlyStore`; errors thrown by the handler.
+    ///   `StoreError.noStoreForEntity`, `.readOnlyStore`; `.unsupported` when the entity has
+    ///   derived attributes or others derive from it; errors thrown by the handler.
     ///   Nothing is stored when it throws.
     public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
         guard let info = managedObjectModel.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
@@ -201,6 +202,8 @@ extension PersistentStoreCoordinator {
             throw ValidationError(failures: [ValidationFailure(objectID: nil, entity: info.name, key: "", kind: .abstractEntity)])
         }
         guard let store = persistentStores.first(where: { $0.holds(info) }) else { throw StoreError.noStoreForEntity(info.name) }
+        let stale = managedObjectModel.derivations.staleDerivations(.insert, on: info, model: managedObjectModel)
+        guard stale.isEmpty else { throw DerivationTable.batchRefusal("a batch insert of \(info.name)", stale) }
         return try store.storage.batchInsert(info, request)
     }
 }

@@ -76,10 +76,14 @@ extension PersistentStoreCoordinator {
     ///   read-only, a value does not fit its attribute's type, a required value would become
     ///   nil, an expression fails (overflow, a string in a sum), a relationship's target is not
     ///   stored, or a uniqueness constraint would be broken; `StoreError.noStoreForEntity`,
-    ///   `.readOnlyStore`. Nothing is written when it throws.
+    ///   `.readOnlyStore`; `.unsupported` when a derived attribute depends on a property updated.
+    ///   Nothing is written when it throws.
     public func execute(_ request: BatchUpdateRequest) throws -> BatchUpdateResult {
         let (info, store) = try batchTarget(request.entityName)
         if let predicate = request.predicate { try PredicateChecker(model: managedObjectModel).check(predicate, entity: info) }
+        let stale = managedObjectModel.derivations.staleDerivations(.update(keys: Set(request.propertiesToUpdate.keys)), on: info,
+                                                                    model: managedObjectModel)
+        guard stale.isEmpty else { throw DerivationTable.batchRefusal("a batch update of \(info.name)", stale) }
         return try store.storage.batchUpdate(info, request)
     }
 

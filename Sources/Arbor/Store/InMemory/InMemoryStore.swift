@@ -193,6 +193,10 @@ final class InMemoryStore: StoreStorage {
 
     func dataVersion() throws -> UInt64 { state.withLock { $0.version } }
 
+    /// An in-memory store is never migrated: nothing is ever pending.
+    func pendingDerivations() throws -> [String] { [] }
+    func clearPendingDerivations() throws {}
+
     // MARK: Batch requests
 
     func batchInsert(_ info: EntityInfo, _ request: BatchInsertRequest) throws -> BatchInsertResult {
