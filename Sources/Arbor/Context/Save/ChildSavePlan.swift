@@ -24,8 +24,11 @@ struct ChildSavePlan {
             let values = slots.map { (slot: $0, value: context.currentValue(object, slot: $0)) }
             var toMany: [(slot: Int, members: [ObjectID], reordered: Bool)] = []
             for relationship in info.relationships where relationship.kind != .toOne {
-                guard let state = object.toMany[relationship.slot], state.isChanged else { continue }
-                toMany.append((relationship.slot, context.members(object, relationship), state.orderChanged))
+                // An inserted object gives every list: the parent may hold an older state of it
+                // (a deletion the child pushed, then undid), whose lists it must not keep.
+                let state = object.toMany[relationship.slot]
+                guard state?.isChanged == true || object.insertedFlag else { continue }
+                toMany.append((relationship.slot, context.members(object, relationship), state?.orderChanged ?? false))
             }
             changes.append(ChildChange(id: object.objectID, inserted: object.insertedFlag, deleted: false, values: values, toMany: toMany))
             if object.insertedFlag { inserted.append(object) } else { updated.append(object) }
