@@ -178,6 +178,43 @@ struct UndoTests {
         }
     }
 
+    @Test("a parent's undo manager records a child's push as one group of the parent, which undo takes back")
+    func childPushUndoneInParent() throws {
+        let (stack, parent, undo) = try stack()
+        _ = stack
+        let id = try parent.performAndWait {
+            let library = DeclaredLibrary(context: parent)
+            library.name = "AGB"
+            try parent.save()
+            undo.removeAllActions()
+            return library.objectID
+        }
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent)
+        try child.performAndWait {
+            let library = try #require(try child.existingObject(with: id) as? DeclaredLibrary)
+            library.name = "Stabi"
+            let book = DeclaredBook(context: child)
+            book.title = "Faust"
+            book.library = library
+            try child.save()
+        }
+        try parent.performAndWait {
+            let library = try #require(parent.registeredObject(for: id) as? DeclaredLibrary)
+            #expect(library.name == "Stabi")
+            #expect(library.books.map(\.title) == ["Faust"])
+            #expect(undo.canUndo)
+            parent.undo()
+            #expect(library.name == "AGB")
+            #expect(library.books.isEmpty)
+            #expect(parent.insertedObjects.isEmpty)
+            parent.redo()
+            #expect(library.name == "Stabi")
+            #expect(library.books.map(\.title) == ["Faust"])
+            try parent.save()
+        }
+        #expect(try stored(stack) == ["Stabi": ["Faust"]])
+    }
+
     @Test("levelsOfUndo keeps the newest groups; rollback and reset forget them all")
     func levelsAndForgetting() throws {
         let (_, context, undo) = try stack()
