@@ -39,6 +39,13 @@ extension EntityExpansion {
         } else {
             body.append("return entity")
         }
+        // A class that overrides `validateValue(_:forKey:)` says so: a save then calls it per
+        // property (otherwise it checks the model's rules without the call).
+        let validates = declaration.memberBlock.members.contains { item in
+            guard let function = item.decl.as(FunctionDeclSyntax.self) else { return false }
+            return function.name.text == "validateValue" && function.modifiers.contains { $0.name.text == "override" }
+        }
+        let validation: [DeclSyntax] = validates ? ["\(raw: access)override class var _$overridesValidateValue: Bool { true }"] : []
         return [
             "\(raw: access)override class var _$entityName: String { \(raw: entity.entityName) }",
             "\(raw: access)override class var _$propertyNames: [String] { super._$propertyNames + [\(raw: names)] }",
@@ -48,7 +55,7 @@ extension EntityExpansion {
                 \(raw: body.joined(separator: "\n    "))
             }
             """,
-        ]
+        ] + validation
     }
 
     public static func expansion(of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,

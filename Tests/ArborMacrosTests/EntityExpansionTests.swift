@@ -230,6 +230,55 @@ struct EntityExpansionTests {
             """)
     }
 
+    @Test("a class that overrides validateValue(_:forKey:) says so, for saves to call it")
+    func overridesValidateValue() {
+        expect("""
+            @Entity
+            final class Code: ManagedObject {
+                var text: String
+                override func validateValue(_ value: Any?, forKey key: String) throws {
+                    try super.validateValue(value, forKey: key)
+                }
+            }
+            """, expandsTo: """
+            final class Code: ManagedObject {
+                var text: String {
+                    get {
+                        _$get(0)
+                    }
+                    set {
+                        _$set(0, newValue)
+                    }
+                }
+                override func validateValue(_ value: Any?, forKey key: String) throws {
+                    try super.validateValue(value, forKey: key)
+                }
+
+                override class var _$entityName: String {
+                    "Code"
+                }
+
+                override class var _$propertyNames: [String] {
+                    super._$propertyNames + ["text"]
+                }
+
+                override class var _$propertyCount: Int {
+                    super._$propertyCount + 1
+                }
+
+                override class func _$entityDescription() -> EntityDescription? {
+                    var entity = EntityDescription("Code", class: Code.self, superentity: ManagedObject._$superentityName(of: ManagedObject.self), isAbstract: false, renamingIdentifier: nil)
+                    entity._$add(ManagedObject._$declare("text", String.self))
+                    return entity
+                }
+
+                override class var _$overridesValidateValue: Bool {
+                    true
+                }
+            }
+            """)
+    }
+
     @Test("a sub-entity counts its properties after its superclass's; name, abstract and rename from the arguments, compound uniqueness from #Unique")
     func subEntity() {
         expect("""

@@ -78,12 +78,11 @@ extension EntityInfo.Attribute {
     /// checked before: a value of another type is never passed here).
     /// - Complexity: O(1), O(length) for a string's length or pattern.
     func ruleFailures(of value: AttributeValue) -> [ValidationFailureKind] {
-        let description = self.description
-        if value.isNull { return description.isOptional ? [] : [.missingValue] }
+        if value.isNull { return isOptional ? [] : [.missingValue] }
+        guard hasRules else { return [] }
         let rules = description.validation
-        guard !rules.isEmpty else { return [] }
         var failures: [ValidationFailureKind] = []
-        let isDate = description.type == .date
+        let isDate = type == .date
         if let minimum = rules.minimum, ValueOrder.compare(value, minimum, []) == .orderedAscending {
             failures.append(isDate ? .dateTooSoon(minimum: minimum) : .numberTooSmall(minimum: minimum))
         }

@@ -19,11 +19,21 @@ final class EntityInfo: Sendable {
         let slot: Int
         /// The validation pattern, compiled once.
         let pattern: CompiledPattern?
+        /// Whether the description has validation rules (beyond optionality).
+        let hasRules: Bool
+        /// `description.name`, `.type` and `.isOptional`, read without the description.
+        let name: String
+        let type: AttributeType
+        let isOptional: Bool
 
         init(description: AttributeDescription, slot: Int) {
             self.description = description
             self.slot = slot
             pattern = description.validation.pattern.flatMap(CompiledPattern.init)
+            hasRules = !description.validation.isEmpty
+            name = description.name
+            type = description.type
+            isOptional = description.isOptional
         }
     }
 
@@ -147,6 +157,9 @@ final class EntityInfo: Sendable {
     /// For each entry of `declaredSlots`, the attribute's slot, or -1: what a generated
     /// attribute getter reads (a plain integer, so the read copies no description).
     let declaredAttributeSlots: [Int]
+    /// Whether a save's validation calls the class's `validateValue(_:forKey:)` for each
+    /// property (it may override it), or applies the model's rules itself.
+    let callsValidateValue: Bool
     /// The slots undo records and restores: attributes, then to-one relationships (order
     /// columns are the store's business).
     let undoSlots: [Int]
@@ -197,6 +210,7 @@ final class EntityInfo: Sendable {
             case nil: return .missing(name)
             }
         }
+        callsValidateValue = managedObjectClass._$overridesValidateValue || managedObjectClass._$entityDescription() == nil
         observationKeyPaths = ObservationKeyPaths(paths: (0..<(columnCount + toManyCount + transientAttributes.count)).map {
             \ManagedObject.[observationKey: $0]
         })
@@ -222,6 +236,12 @@ final class EntityInfo: Sendable {
         if let attribute = attribute(named: name) { return attribute }
         if case .transient(let index) = propertiesByName[name] { return transientAttributes[index] }
         return nil
+    }
+
+    /// The stored or transient attribute at `slot`, if the slot is one.
+    func anyAttribute(slot: Int) -> Attribute? {
+        if let attribute = transientAttribute(slot: slot) { return attribute }
+        return attributes.first { $0.slot == slot }
     }
 
     /// The transient attribute at `slot`, if the slot is one.

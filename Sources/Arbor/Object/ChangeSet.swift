@@ -35,6 +35,14 @@ struct ChangeSet: ExpressibleByDictionaryLiteral {
         values.append(contentsOf: repeatElement(nil, count: size - values.count))
     }
 
+    /// Calls `body` on every slot set and its value, in slot order (no array of slots made).
+    func forEach(_ body: (Int, PropertyValue) -> Void) {
+        guard count > 0 else { return }
+        for slot in values.indices {
+            if let value = values[slot] { body(slot, value) }
+        }
+    }
+
     /// Calls `body` on every value set, in slot order, letting it replace the value.
     mutating func updateEach(_ body: (inout PropertyValue) -> Void) {
         for slot in values.indices {

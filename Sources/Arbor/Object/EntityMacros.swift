@@ -23,7 +23,8 @@
 ///   - name: the entity's name (default: the class's).
 ///   - abstract: an entity with no objects of its own, only of its sub-entities.
 ///   - originalName: the entity's former name, for lightweight migration.
-@attached(member, names: named(_$entityName), named(_$propertyNames), named(_$propertyCount), named(_$entityDescription))
+@attached(member, names: named(_$entityName), named(_$propertyNames), named(_$propertyCount), named(_$entityDescription),
+          named(_$overridesValidateValue))
 @attached(memberAttribute)
 public macro Entity(_ name: String? = nil, abstract: Bool = false, originalName: String? = nil) = #externalMacro(module: "ArborMacros", type: "EntityMacro")
 

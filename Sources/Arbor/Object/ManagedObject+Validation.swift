@@ -3,27 +3,54 @@ import Foundation
 // The default validation of `ManagedObject` (its overridable entry points are in the class):
 // every property through `validateValue(_:forKey:)`, the model's rules per key, deny rules.
 extension ManagedObject {
-    /// Validates every attribute and to-one relationship, and each to-many relationship whose
-    /// members changed (or of an inserted object), through `validateValue(_:forKey:)`; throws
-    /// the failures of all of them. Values a setter could not take (a wrong type) are reported
-    /// by the save itself and skipped here.
-    func validateEveryProperty() throws {
+    /// Validates, through `validateValue(_:forKey:)`, every attribute and to-one relationship
+    /// (with `changedOnly`, those that changed), and each to-many relationship with member-count
+    /// bounds whose members changed (or of an inserted object); throws the failures of all of
+    /// them. Values a setter could not take (a wrong type) are reported by the save itself and
+    /// skipped here.
+    ///
+    /// Only bounded lists are passed, and only when they changed: passing every changed list's
+    /// members would read each owner's stored members and make an object for each (it doubled
+    /// the time of an import through a context).
+    func validateProperties(changedOnly: Bool) throws {
         guard let context = managedObjectContext else { return }
         var failures: [ValidationFailure] = []
-        func check(_ value: Any?, _ key: String) {
-            do { try validateValue(value, forKey: key) } catch { failures += ValidationFailure.normalized(error, object: self, key: key) }
+        let calls = info.callsValidateValue
+        func check(_ value: @autoclosure () -> Any?, _ key: String) {
+            do { try validateValue(value(), forKey: key) } catch { failures += ValidationFailure.normalized(error, object: self, key: key) }
         }
-        for attribute in info.attributes + info.transientAttributes {
-            guard case .value(let value) = context.currentValue(self, slot: attribute.slot),
-                  value.fits(attribute.description.type) else { continue }
-            check(value.anyValue, attribute.description.name)
+        func fail(_ key: String, _ kinds: [ValidationFailureKind]) {
+            for kind in kinds { failures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key, kind: kind)) }
         }
+        func checkAttributes(_ attributes: [EntityInfo.Attribute]) {
+            for attribute in attributes where !changedOnly || changes[attribute.slot] != nil {
+                guard case .value(let value) = context.currentValue(self, slot: attribute.slot), value.fits(attribute.type) else { continue }
+                guard calls else {
+                    fail(attribute.name, attribute.ruleFailures(of: value))
+                    continue
+                }
+                // The default `validateValue` takes the value from here, without a lookup by key
+                // or a conversion back from `Any`.
+                pendingRuleCheck = PendingRuleCheck(attribute: attribute, value: value)
+                check(value.anyValue, attribute.name)
+            }
+        }
+        checkAttributes(info.attributes)
+        checkAttributes(info.transientAttributes)
+        pendingRuleCheck = nil
         for relationship in info.relationships {
-            let name = relationship.description.name
+            let description = relationship.description
             if relationship.kind == .toOne {
-                check(context.toOneTarget(self, relationship).map { context.object(with: $0) }, name)
-            } else if insertedFlag || toMany[relationship.slot]?.isChanged == true {
-                check(context.members(self, relationship).map { context.object(with: $0) }, name)
+                guard !changedOnly || changes[relationship.slot] != nil else { continue }
+                let target = context.toOneTarget(self, relationship)
+                if calls {
+                    check(target.map { context.object(with: $0) }, description.name)
+                } else if target == nil && !description.isOptional {
+                    fail(description.name, [.missingValue])
+                }
+            } else if description.minCount > 0 || description.maxCount != nil,
+                      insertedFlag || toMany[relationship.slot]?.isChanged == true {
+                check(context.members(self, relationship).map { context.object(with: $0) }, description.name)
             }
         }
         guard failures.isEmpty else { throw ValidationError(failures: failures) }
@@ -32,20 +59,24 @@ extension ManagedObject {
     /// The model's rules for `key` applied to `value`.
     func validateModelRules(_ value: Any?, forKey key: String) throws {
         var kinds: [ValidationFailureKind] = []
-        switch info.propertiesByName[key] {
-        case .attribute(let index)?: kinds = Self.ruleFailures(of: value, for: info.attributes[index])
-        case .transient(let index)?: kinds = Self.ruleFailures(of: value, for: info.transientAttributes[index])
-        case .relationship(let index)?:
-            let description = info.relationships[index].description
-            if !description.isToMany {
-                if value == nil && !description.isOptional { kinds.append(.missingValue) }
-            } else if description.minCount > 0 || description.maxCount != nil {
-                let members = (value as? [ManagedObject]) ?? []
-                let count = members.filter { !$0.isDeleted }.count
-                if count < description.minCount { kinds.append(.tooFewMembers(minimum: description.minCount, count: count)) }
-                if let maximum = description.maxCount, count > maximum { kinds.append(.tooManyMembers(maximum: maximum, count: count)) }
+        if let pending = pendingRuleCheck, pending.attribute.name == key {
+            kinds = pending.attribute.ruleFailures(of: pending.value)
+        } else {
+            switch info.propertiesByName[key] {
+            case .attribute(let index)?: kinds = Self.ruleFailures(of: value, for: info.attributes[index])
+            case .transient(let index)?: kinds = Self.ruleFailures(of: value, for: info.transientAttributes[index])
+            case .relationship(let index)?:
+                let description = info.relationships[index].description
+                if !description.isToMany {
+                    if value == nil && !description.isOptional { kinds.append(.missingValue) }
+                } else if description.minCount > 0 || description.maxCount != nil {
+                    let members = (value as? [ManagedObject]) ?? []
+                    let count = members.filter { !$0.isDeleted }.count
+                    if count < description.minCount { kinds.append(.tooFewMembers(minimum: description.minCount, count: count)) }
+                    if let maximum = description.maxCount, count > maximum { kinds.append(.tooManyMembers(maximum: maximum, count: count)) }
+                }
+            case nil: kinds.append(.invalidValue("no such property"))
             }
-        case nil: kinds.append(.invalidValue("no such property"))
         }
         guard kinds.isEmpty else {
             throw ValidationError(failures: kinds.map { ValidationFailure(objectID: objectID, entity: info.name, key: key, kind: $0) })
@@ -75,6 +106,13 @@ extension ManagedObject {
         }
         guard failures.isEmpty else { throw ValidationError(failures: failures) }
     }
+}
+
+/// The attribute a save's validation is passing to `validateValue(_:forKey:)`, with its value
+/// as stored: what the default implementation checks when called for that key.
+struct PendingRuleCheck {
+    let attribute: EntityInfo.Attribute
+    let value: AttributeValue
 }
 
 extension ValidationFailure {

@@ -72,6 +72,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     let info: EntityInfo
     /// Made on the first read registered with Observation (see `ManagedObject+Observation`).
     var observation: ObjectObservation?
+    /// Set by a save's validation while it calls `validateValue(_:forKey:)` for an attribute.
+    @exclusivity(unchecked) var pendingRuleCheck: PendingRuleCheck?
 
     // State, read and written only on the context's queue.
     var isFaultState = true
@@ -161,17 +163,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // MARK: Validation (override; combine your failures with super's, see `ValidationError.collect`)
 
     /// Validates the object before a save inserts it (Core Data's `validateForInsert()`). The
-    /// default validates every attribute and relationship with `validateValue(_:forKey:)`
-    /// (to-many relationships: their member counts) and throws every failure together as a
-    /// `ValidationError`. Override to check the object as a whole, calling super.
-    /// - Complexity: O(properties), plus the members of each to-many relationship.
+    /// default validates every attribute and to-one relationship with `validateValue(_:forKey:)`,
+    /// and each to-many relationship whose member count the model bounds (with its members), and
+    /// throws every failure together as a `ValidationError`. Override to check the object as a
+    /// whole (its other lists too), calling super.
+    /// - Complexity: O(properties), plus the members of each bounded to-many relationship.
     /// - Throws: `ValidationError`, `ValidationFailure`, or any error (reported as `.custom`).
-    open func validateForInsert() throws { try validateEveryProperty() }
+    open func validateForInsert() throws { try validateProperties(changedOnly: false) }
 
     /// Validates the object before a save writes its changes (Core Data's `validateForUpdate()`):
-    /// as `validateForInsert()`, every attribute and to-one relationship, and each to-many
-    /// relationship whose members changed.
-    open func validateForUpdate() throws { try validateEveryProperty() }
+    /// as `validateForInsert()`, but only the properties that changed (the others were valid
+    /// when saved; checking them would load every fault whose list changed).
+    open func validateForUpdate() throws { try validateProperties(changedOnly: true) }
 
     /// Validates the object before a save deletes it (Core Data's `validateForDelete()`). The
     /// default refuses while a relationship with the deny rule still has members (`.deleteDenied`).
@@ -204,6 +207,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open class var _$propertyCount: Int { 0 }
     /// The entity `@Entity` declares for this class; nil for a class without the macro.
     open class func _$entityDescription() -> EntityDescription? { nil }
+    /// Whether this `@Entity` class or one of its superclasses overrides `validateValue(_:forKey:)`
+    /// (the macro says so when one does): a save then calls it for every property validated,
+    /// and otherwise applies the model's rules directly. Classes without `@Entity` are always
+    /// called.
+    open class var _$overridesValidateValue: Bool { false }
 
     // MARK: Hashable (identity, as for any class instance)
 

@@ -40,17 +40,12 @@ extension ManagedObjectContext {
                 fail("", .abstractEntity)
                 continue
             }
-            let checkAll = object.insertedFlag
-            for attribute in info.attributes + info.transientAttributes where checkAll || object.changes[attribute.slot] != nil {
-                let description = attribute.description
-                switch currentValue(object, slot: attribute.slot) {
-                case .invalid(let detail): fail(description.name, .invalidValue(detail))
-                case .reference: fail(description.name, .typeMismatch(expected: description.type, found: "object"))
-                case .value(let value):
-                    if !value.fits(description.type) { fail(description.name, .typeMismatch(expected: description.type, found: value.kindName)) }
-                }
+            // A value a setter could not take is recorded as invalid in `changes` (every other
+            // value there fits its attribute: setters, undo, merges and derived values check it).
+            object.changes.forEach { slot, value in
+                if case .invalid(let detail) = value { fail(info.anyAttribute(slot: slot)?.description.name ?? "", .invalidValue(detail)) }
             }
-            for relationship in info.relationships where relationship.kind == .toOne && (checkAll || object.changes[relationship.slot] != nil) {
+            for relationship in info.relationships where relationship.kind == .toOne && (object.insertedFlag || object.changes[relationship.slot] != nil) {
                 if let target = toOneTarget(object, relationship), let related = registeredObject(for: target), related.deletedFlag {
                     fail(relationship.description.name, .danglingReference(target))
                 }
