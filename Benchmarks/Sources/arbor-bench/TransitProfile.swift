@@ -33,8 +33,7 @@ struct TransitProfile: ParsableCommand {
             try context.performAndWait {
                 for index in 0..<3 {
                     let box = QueryPoints.box(points.points[index], meters: query == "geo80" ? 80 : 800)
-                    let request = FetchRequest(entityName: "Stop", predicate: try ArborTransitSide.box(box))
-                    for statistics in try context.explain(request) {
+                    for statistics in try context.explain(try side.geoRequest.request(ArborTransitSide.box(box))) {
                         print("\(statistics.plan): examined \(statistics.rowsExamined), matched \(statistics.rowsMatched)")
                     }
                 }

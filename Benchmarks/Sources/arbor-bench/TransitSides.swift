@@ -6,6 +6,10 @@ import GRDB
 struct ArborTransitSide {
     let path: String
     let container: PersistentContainer
+    /// The query kinds, prepared once — predicate parsed and checked, variables typed — and
+    /// bound per query (`PreparedFetchRequest`), as an app does; SQLite's side likewise prepares
+    /// its statement once. Each store keeps the index it chose for each.
+    let geoRequest, subqueryRequest, prefixRequest, normalizedRequest: PreparedFetchRequest
 
     static func model(compoundStopDeparture: Bool) throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
@@ -32,6 +36,17 @@ struct ArborTransitSide {
         options.cacheBytes = cacheMiB << 20
         container = try PersistentContainer(name: "transit", model: try Self.model(compoundStopDeparture: compound),
                                             url: URL(fileURLWithPath: path), options: options)
+        let model = container.managedObjectModel
+        func prepared(_ format: String, limit: Int = 0) throws -> PreparedFetchRequest {
+            var request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: format))
+            request.fetchLimit = limit
+            request.returnsObjectsAsFaults = false
+            return try PreparedFetchRequest(request, model: model)
+        }
+        geoRequest = try prepared(Self.boxFormat, limit: 200)
+        subqueryRequest = try prepared(Self.boxFormat + " AND " + Self.windowFormat, limit: 200)
+        prefixRequest = try prepared("name BEGINSWITH[cd] $prefix")
+        normalizedRequest = try prepared("normalizedName BEGINSWITH $prefix")
     }
 
     var fileMiB: Double { ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.doubleValue ?? 0) / 1_048_576 }
@@ -105,51 +120,34 @@ struct ArborTransitSide {
         }
     }
 
-    // Predicates are parsed once and filled per query, as an app does with a template
-    // (NSPredicate's `withSubstitutionVariables`); SQLite's side likewise prepares its statement once.
-    static let boxTemplate = try? ObjectPredicate(format: "longitude BETWEEN {$minLon, $maxLon} AND latitude BETWEEN {$minLat, $maxLat}")
-    static let windowTemplate = try? ObjectPredicate(format: "SUBQUERY(stopTimes, $x, $x.departureTime >= $start AND $x.departureTime <= $end).@count != 0")
-    static let prefixTemplate = try? ObjectPredicate(format: "name BEGINSWITH[cd] $prefix")
-    static let normalizedTemplate = try? ObjectPredicate(format: "normalizedName BEGINSWITH $prefix")
+    static let boxFormat = "longitude BETWEEN {$minLon, $maxLon} AND latitude BETWEEN {$minLat, $maxLat}"
+    static let windowFormat = "SUBQUERY(stopTimes, $x, $x.departureTime >= $start AND $x.departureTime <= $end).@count != 0"
 
-    static func template(_ template: ObjectPredicate?, _ values: [String: AttributeValue]) throws -> ObjectPredicate {
-        guard let template else { throw BenchError.wrongAnswer("a predicate template does not parse") }
-        return template.withSubstitutionVariables(values)
-    }
-
-    static func box(_ box: (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)) throws -> ObjectPredicate {
-        try template(boxTemplate, ["minLon": .double(box.minLon), "maxLon": .double(box.maxLon),
-                                   "minLat": .double(box.minLat), "maxLat": .double(box.maxLat)])
+    static func box(_ box: (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)) -> [String: any FetchTemplateValue] {
+        ["minLon": box.minLon, "maxLon": box.maxLon, "minLat": box.minLat, "maxLat": box.maxLat]
     }
 
     func geo(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.points.count) { context, index in
-            var request = FetchRequest(entityName: "Stop", predicate: try Self.box(QueryPoints.box(points.points[index], meters: meters)))
-            request.fetchLimit = 200
-            request.returnsObjectsAsFaults = false
-            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Self.checksum($1) }
+            try context.fetch(geoRequest, Self.box(QueryPoints.box(points.points[index], meters: meters)), as: BenchStop.self)
+                .reduce(0) { $0 + Self.checksum($1) }
         }
     }
 
     func subquery(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.points.count) { context, index in
             let start = Date(timeIntervalSince1970: Double(points.windows[index]))
-            let box = try Self.box(QueryPoints.box(points.points[index], meters: 800))
-            let window = try Self.template(Self.windowTemplate, ["start": .date(start), "end": .date(start.addingTimeInterval(1200))])
-            var request = FetchRequest(entityName: "Stop", predicate: .and([box, window]))
-            request.fetchLimit = 200
-            request.returnsObjectsAsFaults = false
-            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Self.checksum($1) }
+            var values = Self.box(QueryPoints.box(points.points[index], meters: 800))
+            values["start"] = start
+            values["end"] = start.addingTimeInterval(1200)
+            return try context.fetch(subqueryRequest, values, as: BenchStop.self).reduce(0) { $0 + Self.checksum($1) }
         }
     }
 
     func prefix(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.prefixes.count) { context, index in
-            let predicate = try Self.template(normalizedAttribute ? Self.normalizedTemplate : Self.prefixTemplate,
-                                              ["prefix": .string(points.prefixes[index])])
-            var request = FetchRequest(entityName: "Stop", predicate: predicate)
-            request.returnsObjectsAsFaults = false
-            return try context.fetch(request, as: BenchStop.self).reduce(0) { $0 + Self.checksum($1) }
+            try context.fetch(normalizedAttribute ? normalizedRequest : prefixRequest, ["prefix": points.prefixes[index]], as: BenchStop.self)
+                .reduce(0) { $0 + Self.checksum($1) }
         }
     }
 

@@ -18,6 +18,8 @@ final class BTreeStore: StoreStorage {
     let model: ManagedObjectModel
     let database: Database
     let rowCache = RowCache()
+    /// The index chosen for each prepared request (see `PlanChoices`).
+    let planChoices = PlanChoices()
     /// How this store's keys encode integers (its key format).
     let keys: IndexKeys
     let entityNames: Set<String>

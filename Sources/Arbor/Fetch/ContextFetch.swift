@@ -42,9 +42,13 @@ struct ContextFetch: ~Copyable {
     private init(_ context: ManagedObjectContext, _ request: FetchRequest, extraKeyPaths: [String]) throws {
         guard let coordinator = context.persistentStoreCoordinator, let model = context.model else { throw ContextError.noPersistentStore }
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
-        if let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
+        // A prepared request's predicate and sorts were checked when it was prepared, and its
+        // bound values when they were bound.
+        if request.prepared == nil, let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
         let keyPaths = (request.sortDescriptors.map(\.keyPath) + extraKeyPaths).map { $0.split(separator: ".").map(String.init) }
-        for path in keyPaths { try PredicateChecker(model: model).checkPath(path, from: info, allowToMany: false) }
+        if request.prepared == nil || !extraKeyPaths.isEmpty {
+            for path in keyPaths { try PredicateChecker(model: model).checkPath(path, from: info, allowToMany: false) }
+        }
         self.context = context
         self.coordinator = coordinator
         self.info = info
@@ -79,7 +83,7 @@ struct ContextFetch: ~Copyable {
                                includesSubentities: request.includesSubentities,
                                keyPaths: keyPaths, sortDescriptors: request.sortDescriptors,
                                needsRows: request.includesPropertyValues && request.resultType != .objectIDs && request.resultType != .count,
-                               onProgress: onProgress)
+                               onProgress: onProgress, prepared: ownColumnsOnly ? nil : request.prepared)
         // One store's rows are the answer (no pending change to merge, no other store's rows to
         // interleave): it may stop once it has offset + limit of them in order.
         if request.fetchLimit > 0, !pending, stores.count == 1 {

@@ -19,9 +19,16 @@ public struct FetchRequest: Sendable {
         case managedObjects, objectIDs, count, dictionaries
     }
 
-    public var entityName: String
-    public var predicate: ObjectPredicate?
+    public var entityName: String {
+        didSet { prepared = nil }
+    }
+    public var predicate: ObjectPredicate? {
+        didSet { prepared = nil }
+    }
     public var sortDescriptors: [ObjectSortDescriptor] = []
+    /// The prepared request this one was bound from (its predicate and sorts checked, its
+    /// store plans cached); nil once the entity or predicate is set again.
+    var prepared: PreparedPlanKey?
     /// 0: no limit.
     public var fetchLimit = 0
     public var fetchOffset = 0

@@ -4,15 +4,16 @@ extension ManagedObjectModel {
     /// inverse neither side names is paired with the one relationship of its destination that
     /// points back, when there is exactly one on each side.
     /// - Throws: `ModelError.notAnEntityClass`, `.ambiguousInverse`, and every error of
-    ///   `init(entities:configurations:)`.
-    public convenience init(types: [ManagedObject.Type], configurations: [String: [String]] = [:]) throws {
+    ///   `init(entities:configurations:fetchRequestTemplates:)`.
+    public convenience init(types: [ManagedObject.Type], configurations: [String: [String]] = [:],
+                            fetchRequestTemplates: [String: FetchRequest] = [:]) throws {
         var entities: [EntityDescription] = []
         for type in types {
             guard let entity = type._$entityDescription() else { throw ModelError.notAnEntityClass(String(describing: type)) }
             entities.append(entity)
         }
         try Self.pairInverses(&entities)
-        try self.init(entities: entities, configurations: configurations)
+        try self.init(entities: entities, configurations: configurations, fetchRequestTemplates: fetchRequestTemplates)
     }
 
     /// Fills the inverses left empty: from the side that names one, else the only candidate.

@@ -21,6 +21,8 @@ public final class ManagedObjectModel: Sendable {
     let infosByClass: [ObjectIdentifier: EntityInfo]
     /// The derived attributes and what their values depend on.
     let derivations: DerivationTable
+    /// The fetch request templates, prepared (see `fetchRequestTemplate(named:)`).
+    private let templates = Locked<[String: PreparedFetchRequest]>([:])
 
     /// Builds and validates a model.
     /// - Parameters:
@@ -28,7 +30,10 @@ public final class ManagedObjectModel: Sendable {
     ///     inverses among them.
     ///   - configurations: named subsets of entities, for stores that hold only some.
     /// - Throws: `ModelError` naming the first problem found.
-    public init(entities: [EntityDescription], configurations: [String: [String]] = [:]) throws {
+    /// - Parameter fetchRequestTemplates: named fetch requests, with `$variables` for what
+    ///   changes between uses (Core Data's fetch request templates), checked and prepared now.
+    public init(entities: [EntityDescription], configurations: [String: [String]] = [:],
+                fetchRequestTemplates: [String: FetchRequest] = [:]) throws {
         self.entities = entities
         guard entities.count < Int(UInt16.max) else { throw ModelError.tooManyEntities(entities.count) }
         var declared: [String: EntityDescription] = [:]
@@ -63,6 +68,9 @@ public final class ManagedObjectModel: Sendable {
         infosByClass = byClass
         schema = ModelSchema(entities: infos.map(\.schema), configurations: configurations)
         versionHash = Self.hash(of: schema)
+        var prepared: [String: PreparedFetchRequest] = [:]
+        for (name, request) in fetchRequestTemplates { prepared[name] = try PreparedFetchRequest(request, model: self) }
+        templates.withLock { $0 = prepared }
     }
 
     /// A model without entities (needs no validation).
@@ -88,6 +96,21 @@ public final class ManagedObjectModel: Sendable {
 
     /// The entity named `name`.
     public func entity(named name: String) -> EntityDescription? { entities.first { $0.name == name } }
+
+    /// The names of the fetch request templates, sorted.
+    public var fetchRequestTemplateNames: [String] { templates.withLock { $0.keys.sorted() } }
+
+    /// The fetch request template `name`, prepared (nil when the model has none by that name):
+    /// pass it to `fetch(_:_:as:)` with the values of its variables.
+    public func fetchRequestTemplate(named name: String) -> PreparedFetchRequest? { templates.withLock { $0[name] } }
+
+    /// The fetch request template `name` with its variables replaced by `substitutionVariables`
+    /// (Core Data's `fetchRequestFromTemplate(withName:substitutionVariables:)`).
+    /// - Throws: `FetchTemplateError.unknownTemplate`, `.missingVariable`, `.mistypedVariable`.
+    public func fetchRequestTemplate(named name: String, substitutionVariables: [String: Any]) throws -> FetchRequest {
+        guard let template = fetchRequestTemplate(named: name) else { throw FetchTemplateError.unknownTemplate(name) }
+        return try template.request(substitutionVariables: substitutionVariables)
+    }
 
     func info(named name: String) -> EntityInfo? { infosByName[name] }
 

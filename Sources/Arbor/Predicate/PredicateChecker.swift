@@ -4,6 +4,9 @@ import Foundation
 /// quantified or aggregated, constants fit the attributes they are compared with.
 struct PredicateChecker {
     let model: ManagedObjectModel
+    /// Whether `$variables` other than a SUBQUERY's may appear (a template's): a predicate
+    /// that runs must have them all replaced.
+    var allowsFreeVariables = false
 
     func check(_ predicate: ObjectPredicate, entity: EntityInfo, variables: [String: EntityInfo] = [:]) throws {
         switch predicate {
@@ -38,7 +41,10 @@ struct PredicateChecker {
     @discardableResult
     func check(_ expression: PredicateExpression, entity: EntityInfo, variables: [String: EntityInfo]) throws -> Kind {
         switch expression {
-        case .constant, .object, .variable, .evaluatedObject: return .value
+        case .variable(let name):
+            guard allowsFreeVariables || variables[name] != nil else { throw ObjectPredicateError.unboundVariable(name) }
+            return .value
+        case .constant, .object, .evaluatedObject: return .value
         case .list(let items):
             for item in items { try check(item, entity: entity, variables: variables) }
             return .value

@@ -90,6 +90,9 @@ struct StoreQuery {
     var needsRows = true
     /// Called every 256 rows examined with the count so far; throwing cancels the fetch.
     var onProgress: ((Int) throws -> Void)?
+    /// For a request bound from a `PreparedFetchRequest`: where a storage may keep the plan it
+    /// chose, to reuse it for the next binding.
+    var prepared: PreparedPlanKey?
 }
 
 /// A save written into a store but not committed: the store's writer lock is held until

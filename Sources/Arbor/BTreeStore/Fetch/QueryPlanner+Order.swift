@@ -14,7 +14,7 @@ import ArborEngine
 extension QueryPlanner {
     /// The whole plan of `query`: the access path for its predicate, then its order and limit.
     static func plan(_ query: StoreQuery, store: BTreeStore) -> QueryPlan {
-        var plan = plan(query.predicate, for: query.entity, store: store)
+        var plan = preparedPlan(query, store: store) ?? plan(query.predicate, for: query.entity, store: store)
         guard let rowLimit = query.rowLimit else { return plan }
         if query.sortDescriptors.isEmpty {
             plan.limit = rowLimit
@@ -22,6 +22,20 @@ extension QueryPlanner {
                   !sort.keyPath.contains("."), let attribute = query.entity.attribute(named: sort.keyPath) {
             order(&plan, by: attribute, ascending: sort.ascending, count: rowLimit, predicate: query.predicate, store: store)
         }
+        return plan
+    }
+
+    /// For a prepared request: the plan through the index an earlier binding chose, when these
+    /// values give it a range; otherwise nil, after noting the index the new plan uses (if any).
+    private static func preparedPlan(_ query: StoreQuery, store: BTreeStore) -> QueryPlan? {
+        guard let prepared = query.prepared, let predicate = query.predicate else { return nil }
+        if let index = store.planChoices.index(for: prepared, entity: query.entity),
+           var plan = accessPath(predicate, for: query.entity, through: index, store: store) {
+            separateMemberChecks(&plan, predicate: predicate, store: store)
+            return plan
+        }
+        let plan = plan(predicate, for: query.entity, store: store)
+        if case .index(let index, _) = plan.access { store.planChoices.note(index, for: prepared, entity: query.entity) }
         return plan
     }
 

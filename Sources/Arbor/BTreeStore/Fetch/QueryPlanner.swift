@@ -34,6 +34,8 @@ struct QueryPlan: CustomStringConvertible {
     var limit: Int?
     /// SUBQUERY existence conditions answered by the store per candidate (not in `residual`).
     var memberChecks: [MemberCheck] = []
+    /// The index was the one a prepared request's earlier binding chose (not weighed again).
+    var reusedChoice = false
 
     /// Index entries arrive in sort order (the sort column at `position` of the key): the walk
     /// stops once `count` rows matched and the rows tied with the last one are in.
@@ -63,6 +65,7 @@ struct QueryPlan: CustomStringConvertible {
         case .index(let index, let ranges):
             return "SEARCH \(index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
                 + (ranges.count > 1 ? " × \(ranges.count) ranges" : "") + (ordering?.label.map { " " + $0 } ?? "")
+                + (reusedChoice ? " (prepared: index kept)" : "")
         case .rows(let keys):
             return "SEARCH \(entity.rowTree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
                 + (keys.count == 1 ? "" : " × \(keys.count) keys")

@@ -1,0 +1,339 @@
+import Foundation
+
+/// What a template's `$variable` must be bound to, found from what the predicate compares it with.
+public enum TemplateVariableType: Hashable, Sendable, CustomStringConvertible {
+    /// A value of an attribute of this type (`longitude BETWEEN {$west, $east}`: a double).
+    case value(AttributeType)
+    /// A list of such values (`stopID IN $ids`).
+    case list(AttributeType)
+    /// An object of this entity, its `ObjectID`, or nil (`stop == $stop`).
+    case object(String)
+    /// Anything a predicate takes (the variable is compared with no attribute).
+    case any
+
+    public var description: String {
+        switch self {
+        case .value(let type): return "a \(type.rawValue)"
+        case .list(let type): return "a list of \(type.rawValue)"
+        case .object(let entity): return "a \(entity) or its ObjectID"
+        case .any: return "a value"
+        }
+    }
+}
+
+/// A fetch request template that cannot be bound or used.
+public enum FetchTemplateError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The model has no template of that name.
+    case unknownTemplate(String)
+    /// A variable of the template was given no value.
+    case missingVariable(String)
+    /// A variable's value is not what the predicate compares it with.
+    case mistypedVariable(name: String, expected: TemplateVariableType, found: String)
+    /// One variable is compared with properties of two different types.
+    case conflictingVariable(name: String, TemplateVariableType, TemplateVariableType)
+
+    public var description: String {
+        switch self {
+        case .unknownTemplate(let name): return "the model has no fetch request template named \(name)"
+        case .missingVariable(let name): return "variable $\(name) of the template has no value"
+        case .mistypedVariable(let name, let expected, let found): return "variable $\(name) must be \(expected), not \(found)"
+        case .conflictingVariable(let name, let first, let second):
+            return "variable $\(name) is compared with \(first) and with \(second)"
+        }
+    }
+}
+
+/// A fetch request checked once — its entity found, its predicate, sorts and key paths checked,
+/// the type of each `$variable` worked out — and then bound to values for each execution, as
+/// GRDB caches a statement: `context.fetch(prepared, ["prefix": "alex"], as: Stop.self)`.
+///
+/// Stores keep the plan they chose for it (which index, or a scan) and, for later bindings,
+/// only work out the new bounds of that index's ranges; they choose again when the values make
+/// the old choice impossible (an empty `IN` list, a nil bound). Sendable: prepare once, use
+/// from every context.
+public final class PreparedFetchRequest: Sendable {
+    /// The request as written, its variables unbound.
+    public let template: FetchRequest
+    /// Each variable of the predicate and what it must be bound to.
+    public let variables: [String: TemplateVariableType]
+    /// `variables` by name, as an array: what each binding walks (no dictionary iteration).
+    private let variableList: [(name: String, type: TemplateVariableType)]
+    let model: ManagedObjectModel
+    let info: EntityInfo
+    /// Identifies this request's plans in the stores' plan caches.
+    let planKey = PreparedPlanKey()
+
+    /// Checks `request` against `model` and finds its variables.
+    /// - Throws: `ContextError.unknownEntity`; `ObjectPredicateError` (an unknown key, a constant
+    ///   of the wrong kind); `FetchTemplateError.conflictingVariable`.
+    /// - Complexity: O(size of the predicate).
+    public init(_ request: FetchRequest, model: ManagedObjectModel) throws {
+        guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        let checker = PredicateChecker(model: model, allowsFreeVariables: true)
+        if let predicate = request.predicate { try checker.check(predicate, entity: info) }
+        for path in request.sortDescriptors.map(\.keyPath) {
+            try checker.checkPath(path.split(separator: ".").map(String.init), from: info, allowToMany: false)
+        }
+        var typing = VariableTyping(checker: checker)
+        if let predicate = request.predicate { try typing.visit(predicate, entity: info, variables: [:]) }
+        template = request
+        variables = typing.types
+        variableList = typing.types.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        self.model = model
+        self.info = info
+    }
+
+    /// The request with every variable replaced by its value in `values` (extra values are
+    /// ignored, as Core Data's `withSubstitutionVariables` ignores them).
+    /// - Throws: `FetchTemplateError.missingVariable`, `.mistypedVariable`.
+    /// - Complexity: O(size of the predicate + values of lists).
+    public func request(_ values: [String: any FetchTemplateValue]) throws -> FetchRequest {
+        try bound { name in values[name].map { .value($0.templateExpression) } ?? .missing }
+    }
+
+    /// The request with every variable replaced by its value in `values`, of any type a
+    /// predicate's `%@` takes (Core Data's `[String: Any]`; each value is cast at run time, so
+    /// `request(_:)` with `FetchTemplateValue`s costs less).
+    /// - Throws: `FetchTemplateError.missingVariable`, `.mistypedVariable`.
+    public func request(substitutionVariables values: [String: Any]) throws -> FetchRequest {
+        try bound { name in
+            guard let value = values[name] else { return .missing }
+            if let typed = value as? any FetchTemplateValue { return .value(typed.templateExpression) }
+            do { return .value(try PredicateParser.expression(from: value, index: 0)) } catch { return .unusable("\(Swift.type(of: value))") }
+        }
+    }
+
+    /// What a variable was given.
+    private enum Given {
+        case value(PredicateExpression)
+        case missing
+        /// A value of this type, which no predicate takes.
+        case unusable(String)
+    }
+
+    /// The template with each variable bound to the expression `value(name)` gives.
+    private func bound(_ value: (String) -> Given) throws -> FetchRequest {
+        var request = template
+        if let predicate = template.predicate, !variables.isEmpty {
+            var bindings = TemplateBindings(capacity: variableList.count)
+            for (name, type) in variableList {
+                let expression: PredicateExpression
+                switch value(name) {
+                case .value(let given): expression = given
+                case .missing: throw FetchTemplateError.missingVariable(name)
+                case .unusable(let found): throw FetchTemplateError.mistypedVariable(name: name, expected: type, found: found)
+                }
+                guard fits(expression, type) else {
+                    throw FetchTemplateError.mistypedVariable(name: name, expected: type, found: Self.kind(of: expression))
+                }
+                bindings.append(name, expression)
+            }
+            request.predicate = predicate.substituting(bindings)
+        }
+        request.prepared = planKey
+        return request
+    }
+
+    private func fits(_ expression: PredicateExpression, _ type: TemplateVariableType) -> Bool {
+        let checker = PredicateChecker(model: model)
+        func fitsValue(_ value: AttributeValue, _ attribute: AttributeType) -> Bool {
+            (try? checker.checkType("", attribute, value, .equal)) != nil
+        }
+        switch (type, expression) {
+        case (.any, _): return true
+        case (.value(let attribute), .constant(let value)): return fitsValue(value, attribute)
+        case (.list(let attribute), .list(let items)):
+            return items.allSatisfy { if case .constant(let value) = $0 { return fitsValue(value, attribute) } else { return false } }
+        case (.object, .constant(.null)): return true
+        case (.object(let entity), .object(let id)): return model.info(named: entity)?.includes(id.info) == true
+        default: return false
+        }
+    }
+
+    private static func kind(of expression: PredicateExpression) -> String {
+        switch expression {
+        case .constant(let value): return "\(value.kindName) \(value)"
+        case .list: return "a list"
+        case .object(let id): return "an object of \(id.entityName)"
+        default: return "an expression"
+        }
+    }
+}
+
+/// Identifies a prepared request's plans in the stores' caches (a class: its identity is the key).
+final class PreparedPlanKey: Sendable, Hashable {
+    static func == (a: PreparedPlanKey, b: PreparedPlanKey) -> Bool { a === b }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// Works out what each free `$variable` of a predicate is compared with.
+private struct VariableTyping {
+    let checker: PredicateChecker
+    var types: [String: TemplateVariableType] = [:]
+
+    mutating func note(_ name: String, _ type: TemplateVariableType) throws {
+        guard let known = types[name], known != type else {
+            types[name] = type
+            return
+        }
+        if known == .any { types[name] = type; return }
+        if type == .any { return }
+        throw FetchTemplateError.conflictingVariable(name: name, known, type)
+    }
+
+    mutating func visit(_ predicate: ObjectPredicate, entity: EntityInfo, variables: [String: EntityInfo]) throws {
+        switch predicate {
+        case .true, .false: return
+        case .and(let parts), .or(let parts): for part in parts { try visit(part, entity: entity, variables: variables) }
+        case .not(let part): try visit(part, entity: entity, variables: variables)
+        case .comparison(let comparison):
+            let leftType = try type(of: comparison.left, entity: entity, variables: variables, op: comparison.op)
+            let rightType = try type(of: comparison.right, entity: entity, variables: variables, op: comparison.op)
+            try bind(comparison.right, to: leftType, op: comparison.op)
+            try bind(comparison.left, to: rightType, op: comparison.op)
+            try visitSubqueries(comparison.left, entity: entity, variables: variables)
+            try visitSubqueries(comparison.right, entity: entity, variables: variables)
+        }
+    }
+
+    /// What a variable compared with `expression` must be (nil: the expression is not a property).
+    func type(of expression: PredicateExpression, entity: EntityInfo, variables: [String: EntityInfo],
+              op: Comparison.Operator) throws -> TemplateVariableType? {
+        var start = entity, path: [String]
+        switch expression {
+        case .keyPath(let keys): path = keys
+        case .variablePath(let name, let keys):
+            guard let bound = variables[name] else { return nil }
+            start = bound
+            path = keys
+        case .aggregate(.count, _, _): return .value(.int64)
+        default: return nil
+        }
+        var current = start
+        for (position, key) in path.enumerated() {
+            if let attribute = current.attribute(named: key) {
+                return position == path.count - 1 ? .value(attribute.description.type) : nil
+            }
+            guard let relationship = current.relationship(named: key),
+                  let destination = checker.model.info(named: relationship.destinationName) else { return nil }
+            if relationship.kind != .toOne { return nil }  // ANY/ALL over members: left to evaluation
+            if position == path.count - 1 { return .object(destination.name) }
+            current = destination
+        }
+        return nil
+    }
+
+    mutating func bind(_ expression: PredicateExpression, to type: TemplateVariableType?, op: Comparison.Operator) throws {
+        switch expression {
+        case .variable(let name):
+            if case .value(let attribute)? = type, op == .in { try note(name, .list(attribute)) } else { try note(name, type ?? .any) }
+        case .list(let items):
+            for case .variable(let name) in items { try note(name, type ?? .any) }
+        default: return
+        }
+    }
+
+    mutating func visitSubqueries(_ expression: PredicateExpression, entity: EntityInfo, variables: [String: EntityInfo]) throws {
+        switch expression {
+        case .subquery(let collection, let variable, let predicate):
+            guard let destination = checker.destination(of: collection, entity: entity, variables: variables) else { return }
+            var inner = variables
+            inner[variable] = destination
+            try visit(predicate, entity: entity, variables: inner)
+        case .aggregate(_, let collection, _):
+            try visitSubqueries(collection, entity: entity, variables: variables)
+        default: return
+        }
+    }
+}
+
+/// Variables and their values: a few pairs, searched in order (cheaper than hashing names).
+struct TemplateBindings {
+    private var names: [String] = []
+    private var values: [PredicateExpression] = []
+
+    init(capacity: Int = 0) {
+        names.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+    }
+
+    mutating func append(_ name: String, _ value: PredicateExpression) {
+        names.append(name)
+        values.append(value)
+    }
+
+    subscript(name: String) -> PredicateExpression? {
+        for index in names.indices where names[index] == name { return values[index] }
+        return nil
+    }
+
+    /// The bindings without `name` (a SUBQUERY's own variable hides a template's).
+    func removing(_ name: String) -> TemplateBindings {
+        var copy = TemplateBindings()
+        for index in names.indices where names[index] != name { copy.append(names[index], values[index]) }
+        return copy
+    }
+}
+
+extension ObjectPredicate {
+    /// The predicate with each free `$variable` replaced by its expression in `values`
+    /// (variables a SUBQUERY binds stay).
+    func substituting(_ values: TemplateBindings) -> ObjectPredicate {
+        switch self {
+        case .true, .false: return self
+        case .and(let parts): return .and(parts.map { $0.substituting(values) })
+        case .or(let parts): return .or(parts.map { $0.substituting(values) })
+        case .not(let part): return .not(part.substituting(values))
+        case .comparison(var comparison):
+            comparison.left = comparison.left.substituting(expressions: values)
+            comparison.right = comparison.right.substituting(expressions: values)
+            return .comparison(comparison)
+        }
+    }
+}
+
+extension PredicateExpression {
+    func substituting(expressions values: TemplateBindings) -> PredicateExpression {
+        switch self {
+        case .variable(let name): return values[name] ?? self
+        case .list(let items): return .list(items.map { $0.substituting(expressions: values) })
+        case .aggregate(let function, let collection, let key): return .aggregate(function, collection: collection.substituting(expressions: values), key: key)
+        case .subquery(let collection, let variable, let predicate):
+            return .subquery(collection: collection.substituting(expressions: values), variable: variable,
+                             predicate: predicate.substituting(values.removing(variable)))
+        default: return self
+        }
+    }
+}
+
+/// A value a template's variable can be bound to without a run-time cast: the attribute types,
+/// `AttributeValue`, objects and their IDs, optionals and arrays of these.
+public protocol FetchTemplateValue {
+    /// The value as a predicate's constant, list or object.
+    var templateExpression: PredicateExpression { get }
+}
+
+extension AttributeValue: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(self) } }
+extension Int: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.int(Int64(self))) } }
+extension Int64: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.int(self)) } }
+extension Int32: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.int(Int64(self))) } }
+extension Int16: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.int(Int64(self))) } }
+extension Double: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.double(self)) } }
+extension Float: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.double(Double(self))) } }
+extension Bool: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.bool(self)) } }
+extension String: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.string(self)) } }
+extension Date: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.date(self)) } }
+extension Data: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.data(self)) } }
+extension UUID: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.uuid(self)) } }
+extension URL: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.url(self)) } }
+extension Decimal: FetchTemplateValue { public var templateExpression: PredicateExpression { .constant(.decimal(self)) } }
+extension ObjectID: FetchTemplateValue { public var templateExpression: PredicateExpression { .object(self) } }
+extension ManagedObject: FetchTemplateValue { public var templateExpression: PredicateExpression { .object(objectID) } }
+
+extension Optional: FetchTemplateValue where Wrapped: FetchTemplateValue {
+    public var templateExpression: PredicateExpression { self?.templateExpression ?? .constant(.null) }
+}
+
+extension Array: FetchTemplateValue where Element: FetchTemplateValue {
+    public var templateExpression: PredicateExpression { .list(map(\.templateExpression)) }
+}
