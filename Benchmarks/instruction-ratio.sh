@@ -5,7 +5,8 @@
 # repeat exactly from run to run (they leave out cache misses and system calls).
 #
 # usage: ./instruction-ratio.sh QUERY [REPEATS [ARBOR_STORE SQLITE_STORE [--compound]]]
-#   QUERY: geo80, geo800, empty, normalized, prefix, subquery
+#   QUERY: geo80, geo800, empty, normalized, prefix, subquery; each but empty also with -values
+#   (the values path: a struct per row on both sides)
 #   The stores default to those `arbor-bench transit` leaves in $TMPDIR/arbor-bench-transit
 #   (transit-compound.* with --compound for the (stop, departureTime) index).
 # Needs valgrind and a release build (swift build -c release).
@@ -20,9 +21,15 @@ case $query in
   geo80|geo800|empty) arborSymbol='$s11arbor_bench16ArborTransitSideV3geo_6metersSaySdG9latencies_Si8checksumtAA11QueryPointsV_SdtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
   normalized|prefix) arborSymbol='$s11arbor_bench16ArborTransitSideV6prefix_19normalizedAttributeSaySdG9latencies_Si8checksumtAA11QueryPointsV_SbtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
   subquery) arborSymbol='$s11arbor_bench16ArborTransitSideV8subqueryySaySdG9latencies_Si8checksumtAA11QueryPointsVKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
+  geo80-values|geo800-values) arborSymbol='$s11arbor_bench16ArborTransitSideV9geoValues_6metersSaySdG9latencies_Si8checksumtAA11QueryPointsV_SdtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
+  normalized-values|prefix-values) arborSymbol='$s11arbor_bench16ArborTransitSideV12prefixValues_19normalizedAttributeSaySdG9latencies_Si8checksumtAA11QueryPointsV_SbtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
+  subquery-values) arborSymbol='$s11arbor_bench16ArborTransitSideV14subqueryValuesySaySdG9latencies_Si8checksumtAA11QueryPointsVKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
   *) echo "unknown query $query" >&2; exit 2 ;;
 esac
-sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV7measure_3sql_SaySdG9latencies_Si8checksumtSi_SS4GRDB18StatementArgumentsVSiXEtKFAfG_SiAHtAI8DatabaseCKXEfU_'
+case $query in
+  *-values) sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV13measureValues_3sql_SaySdG9latencies_Si8checksumtSi_SS4GRDB18StatementArgumentsVSiXEtKFAfG_SiAHtAI8DatabaseCKXEfU_' ;;
+  *) sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV7measure_3sql_SaySdG9latencies_Si8checksumtSi_SS4GRDB18StatementArgumentsVSiXEtKFAfG_SiAHtAI8DatabaseCKXEfU_' ;;
+esac
 cd "$(dirname "$0")"
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT

@@ -57,13 +57,19 @@ struct TransitBenchmark: ParsableCommand {
         add("file size", arbor.fileMiB, sqlite.fileMiB, "MiB")
         warmPaths = [arbor.path, sqlite.path]
 
+        // Each query twice: filled objects (Core Data's way), then values (a struct per row).
         try latencies("geo box 80 m, limit 200, filled", { try arbor.geo($0, meters: 80) }, { try sqlite.geo($0, meters: 80) })
+        try latencies("geo box 80 m, values", { try arbor.geoValues($0, meters: 80) }, { try sqlite.geoValues($0, meters: 80) })
         try latencies("geo box 800 m, limit 200, filled", { try arbor.geo($0, meters: 800) }, { try sqlite.geo($0, meters: 800) })
+        try latencies("geo box 800 m, values", { try arbor.geoValues($0, meters: 800) }, { try sqlite.geoValues($0, meters: 800) })
         try latencies("800 m box + SUBQUERY window (FK index)", { try arbor.subquery($0) }, { try sqlite.subquery($0) })
+        try latencies("800 m box + SUBQUERY window (FK index), values", { try arbor.subqueryValues($0) }, { try sqlite.subqueryValues($0) })
         try latencies("name BEGINSWITH[cd] (normalized index vs function)", { try arbor.prefix($0, normalizedAttribute: false) },
                       { try sqlite.prefix($0, normalizedAttribute: false) })
         try latencies("normalizedName BEGINSWITH (both indexed)", { try arbor.prefix($0, normalizedAttribute: true) },
                       { try sqlite.prefix($0, normalizedAttribute: true) })
+        try latencies("normalizedName BEGINSWITH (both indexed), values", { try arbor.prefixValues($0, normalizedAttribute: true) },
+                      { try sqlite.prefixValues($0, normalizedAttribute: true) })
 
         var arborSum = 0, sqliteSum = 0
         let arborIterate = try Clock.seconds { arborSum = try arbor.iterate() }
@@ -100,6 +106,8 @@ struct TransitBenchmark: ParsableCommand {
         _ = sqliteCompound.fileMiB  // checkpoint the WAL into the file, as the first pair's
         try latencies("800 m box + SUBQUERY window (stop, departure index)", { try arborCompound.subquery($0) },
                       { try sqliteCompound.subquery($0) })
+        try latencies("800 m box + SUBQUERY window (stop, departure index), values", { try arborCompound.subqueryValues($0) },
+                      { try sqliteCompound.subqueryValues($0) })
 
         print()
         report.printTable()

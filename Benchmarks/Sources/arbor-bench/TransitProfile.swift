@@ -72,6 +72,11 @@ struct TransitProfile: ParsableCommand {
         case "subquery": return try side.subquery(points).latencies
         case "prefix": return try side.prefix(points, normalizedAttribute: false).latencies
         case "normalized": return try side.prefix(points, normalizedAttribute: true).latencies
+        case "geo80-values": return try side.geoValues(points, meters: 80).latencies
+        case "geo800-values": return try side.geoValues(points, meters: 800).latencies
+        case "subquery-values": return try side.subqueryValues(points).latencies
+        case "prefix-values": return try side.prefixValues(points, normalizedAttribute: false).latencies
+        case "normalized-values": return try side.prefixValues(points, normalizedAttribute: true).latencies
         default: throw ValidationError("unknown query \(query)")
         }
     }
@@ -83,6 +88,9 @@ protocol TransitQuerySide {
     func geo(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int)
     func subquery(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int)
     func prefix(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int)
+    func geoValues(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int)
+    func subqueryValues(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int)
+    func prefixValues(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int)
 }
 
 extension ArborTransitSide: TransitQuerySide {}

@@ -151,6 +151,32 @@ struct ArborTransitSide {
         }
     }
 
+    // The values path: the same queries, each stop decoded into `StopRow` (no managed objects).
+
+    func geoValues(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int) {
+        try measure(points.points.count) { context, index in
+            try context.fetchValues(geoRequest, Self.box(QueryPoints.box(points.points[index], meters: meters)), as: StopRow.self)
+                .reduce(0) { $0 + $1.checksum }
+        }
+    }
+
+    func subqueryValues(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
+        try measure(points.points.count) { context, index in
+            let start = Date(timeIntervalSince1970: Double(points.windows[index]))
+            var values = Self.box(QueryPoints.box(points.points[index], meters: 800))
+            values["start"] = start
+            values["end"] = start.addingTimeInterval(1200)
+            return try context.fetchValues(subqueryRequest, values, as: StopRow.self).reduce(0) { $0 + $1.checksum }
+        }
+    }
+
+    func prefixValues(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {
+        try measure(points.prefixes.count) { context, index in
+            try context.fetchValues(normalizedAttribute ? normalizedRequest : prefixRequest, ["prefix": points.prefixes[index]], as: StopRow.self)
+                .reduce(0) { $0 + $1.checksum }
+        }
+    }
+
     /// Every stop time through batched results of 50; returns the sum of departures (s).
     func iterate() throws -> Int {
         let context = container.newBackgroundContext()
@@ -261,6 +287,56 @@ struct SQLiteTransitSide {
         }
     }
 
+    /// The values path's peer: the same columns decoded into the same struct, through GRDB's
+    /// `FetchableRecord` from the cached statement (columns by position, no name lookups).
+    func measureValues(_ count: Int, sql: String, _ arguments: (Int) -> StatementArguments) throws -> (latencies: [Double], checksum: Int) {
+        try pool.read { db in
+            let statement = try db.cachedStatement(sql: sql)
+            var latencies: [Double] = []
+            var checksum = 0
+            for index in 0..<count {
+                var found = 0
+                latencies.append(try Clock.seconds {
+                    found = try StopRow.fetchAll(statement, arguments: arguments(index)).reduce(0) { $0 + $1.checksum }
+                } * 1000)
+                checksum += found
+            }
+            return (latencies, checksum)
+        }
+    }
+
+    static let rowColumns = "ZIDENTIFIER, ZNAME, ZLATITUDE, ZLONGITUDE"
+
+    func geoValues(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int) {
+        try measureValues(points.points.count, sql: "SELECT \(Self.rowColumns) FROM ZSTOP WHERE \(Self.boxSQL) LIMIT 200") { index in
+            let box = QueryPoints.box(points.points[index], meters: meters)
+            return [box.minLon, box.maxLon, box.minLat, box.maxLat]
+        }
+    }
+
+    func subqueryValues(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
+        let sql = """
+            SELECT \(Self.rowColumns) FROM ZSTOP t0 WHERE \(Self.boxSQL) AND (SELECT COUNT(t1.Z_PK) FROM ZSTOPTIME t1
+                WHERE (t0.Z_PK = t1.ZSTOP AND (t1.ZDEPARTURETIME >= ? AND t1.ZDEPARTURETIME <= ?))) <> 0 LIMIT 200
+            """
+        return try measureValues(points.points.count, sql: sql) { index in
+            let box = QueryPoints.box(points.points[index], meters: 800)
+            let start = Double(points.windows[index]) - Self.referenceDate
+            return [box.minLon, box.maxLon, box.minLat, box.maxLat, start, start + 1200]
+        }
+    }
+
+    func prefixValues(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {
+        if normalizedAttribute {
+            return try measureValues(points.prefixes.count, sql: "SELECT \(Self.rowColumns) FROM ZSTOP WHERE ZNORMALIZEDNAME >= ? AND ZNORMALIZEDNAME < ?") { index in
+                [points.prefixes[index], points.prefixes[index] + "\u{10FFFF}"]
+            }
+        }
+        return try measureValues(points.prefixes.count, sql: "SELECT \(Self.rowColumns) FROM ZSTOP WHERE ARBOR_BEGINSWITH_CD(ZNAME, ?)") { index in
+            [points.prefixes[index]]
+        }
+    }
+
     static let boxSQL = "ZLONGITUDE BETWEEN ? AND ? AND ZLATITUDE BETWEEN ? AND ?"
 
     func geo(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int) {
@@ -339,4 +415,33 @@ struct TransitStorePair {
         try sqlite.importFeed(feed, compound: compound)
         _ = sqlite.fileMiB  // checkpoint: the file then holds the whole database
     }
+}
+
+/// A stop as a list shows it: what both sides' values paths decode, the same columns into the
+/// same struct by position (Arbor: `fetchValues` through `FetchableValue`; SQLite: GRDB's
+/// `FetchableRecord` on a statement selecting these columns).
+struct StopRow: FetchableValue, FetchableRecord {
+    var identifier: Int64
+    var name: String
+    var latitude: Double
+    var longitude: Double
+
+    static let fetchedProperties = ["identifier", "name", "latitude", "longitude"]
+
+    init(row: FetchedRowValues) throws {
+        identifier = try row.value(0)
+        name = try row.value(1)
+        latitude = try row.value(2)
+        longitude = try row.value(3)
+    }
+
+    init(row: Row) {
+        identifier = row[0]
+        name = row[1]
+        latitude = row[2]
+        longitude = row[3]
+    }
+
+    /// What the object path's checksum reads of a stop.
+    var checksum: Int { Int(identifier % 1000) + name.utf8.count }
 }

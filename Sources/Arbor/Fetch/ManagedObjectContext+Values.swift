@@ -1,0 +1,94 @@
+extension ManagedObjectContext {
+    /// The rows `request` matches as values of `T`, decoded straight from the stored columns:
+    /// no managed object is made and nothing is registered, so a list of thousands costs what
+    /// its values cost. Each property of `T` names an attribute of the entity (its type must
+    /// match: integer types, `Double`, `Float`, `Bool`, `String`, `Date`, `Data`, `UUID`,
+    /// `URL`, `Decimal`, optionals of them, or any `Decodable` stored as a transformable), a
+    /// to-one relationship (an `ObjectID?`), or `objectID` (the row's ID):
+    /// ```swift
+    /// struct StopRow: Decodable { var objectID: ObjectID; var name: String; var latitude: Double }
+    /// let rows = try context.fetchValues(request, as: StopRow.self)
+    /// ```
+    /// Unsaved changes count as in `fetch(_:)` (a changed object gives its current values).
+    /// The predicate, sort, offset and limit apply as they do to objects.
+    /// - Throws: what `fetch(_:)` throws; `DecodingError` naming the property that the entity
+    ///   lacks or whose value does not fit (`keyNotFound`, `typeMismatch`, `valueNotFound` for
+    ///   a nil in a non-optional property).
+    /// - Complexity: the fetch's search, then O(rows × properties).
+    public func fetchValues<T: Decodable>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        try forEachValueRow(request) { decoding, id, source in try decoding.decode(type, id: id, from: source) }
+    }
+
+    /// The rows `request` matches as values of `T`, made by position from the properties
+    /// `T.fetchedProperties` names, resolved once (see `FetchableValue`): the leanest way to
+    /// read rows. Unsaved changes count as in `fetch(_:)`.
+    /// - Throws: what `fetch(_:)` throws; `FetchValueError` for a property the entity lacks or a
+    ///   value that does not fit; what `T.init(row:)` throws.
+    /// - Complexity: the fetch's search, then O(rows × properties).
+    public func fetchValues<T: FetchableValue>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        try positionalValues(request, as: type)
+    }
+
+    /// A type that is both: read by position, its `FetchableValue` way.
+    public func fetchValues<T: FetchableValue & Decodable>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        try positionalValues(request, as: type)
+    }
+
+    private func positionalValues<T: FetchableValue>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        var fields: [RowValueDecoding.Field?]?
+        return try forEachValueRow(request) { decoding, id, source in
+            let resolved = try fields ?? decoding.resolve(T.fetchedProperties)
+            fields = resolved
+            decoding.load(id: id, from: source)
+            return try T(row: FetchedRowValues(decoding: decoding, fields: resolved))
+        }
+    }
+
+    /// Runs `request` for rows and makes a value of each with `make`, from its stored columns,
+    /// or from its object's current values when the context changed it.
+    private func forEachValueRow<T>(_ request: FetchRequest,
+                                    _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> [T] {
+        guard let model else { throw ContextError.noPersistentStore }
+        guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        var rowsRequest = request
+        rowsRequest.resultType = .managedObjects
+        rowsRequest.includesPropertyValues = true
+        let (entries, _) = try execute(rowsRequest)
+        let decoding = RowValueDecoding(info: info, context: self)
+        var values: [T] = []
+        values.reserveCapacity(entries.count)
+        var lastStore: PersistentStore?
+        for entry in entries {
+            if let row = entry.row {
+                if lastStore?.identifier != entry.id.storeIdentifier { lastStore = try? store(for: entry.id) }
+                values.append(try make(decoding, entry.id, .columns(row.columns, lastStore?.references)))
+            } else {
+                // A changed or inserted object (or a row the search did not read): its current values.
+                let object = registeredObject(for: entry.id) ?? self.object(with: entry.id)
+                fulfillQuietly(object)
+                values.append(try make(decoding, entry.id, .object(object)))
+            }
+        }
+        return values
+    }
+
+    /// The values `prepared` finds with its variables bound to `values`, as `T` (see
+    /// `fetchValues(_:as:)`).
+    public func fetchValues<T: Decodable>(_ prepared: PreparedFetchRequest, _ values: [String: any FetchTemplateValue] = [:],
+                                          as type: T.Type) throws -> [T] {
+        try fetchValues(try prepared.request(values), as: type)
+    }
+
+    /// The values `prepared` finds with its variables bound to `values`, as `T` (see
+    /// `fetchValues(_:as:)`).
+    public func fetchValues<T: FetchableValue>(_ prepared: PreparedFetchRequest, _ values: [String: any FetchTemplateValue] = [:],
+                                               as type: T.Type) throws -> [T] {
+        try fetchValues(try prepared.request(values), as: type)
+    }
+
+    /// A type that is both: read by position, its `FetchableValue` way.
+    public func fetchValues<T: FetchableValue & Decodable>(_ prepared: PreparedFetchRequest,
+                                                           _ values: [String: any FetchTemplateValue] = [:], as type: T.Type) throws -> [T] {
+        try fetchValues(try prepared.request(values), as: type)
+    }
+}

@@ -1,0 +1,173 @@
+@testable import Arbor
+import ArborEngine
+import ArborEngineTestSupport
+import ArborTestSupport
+import Foundation
+import Testing
+
+@Suite("Value results: rows decoded into structs, without managed objects")
+struct FetchValuesTests {
+    struct StopRow: Decodable, Equatable {
+        var objectID: ObjectID
+        var identifier: Int64
+        var name: String
+        var latitude: Double
+        var normalizedName: String?
+        var parent: ObjectID?
+    }
+
+    struct TimeRow: Decodable, Equatable {
+        var departureTime: Date
+        var pickupType: Int
+        var stop: ObjectID
+    }
+
+    /// The same row read by position.
+    struct PositionalRow: FetchableValue, Equatable {
+        static let fetchedProperties = ["objectID", "identifier", "name", "latitude", "normalizedName", "parent"]
+        var objectID: ObjectID?
+        var identifier: Int64
+        var name: String
+        var latitude: Double
+        var normalizedName: String?
+        var parent: ObjectID?
+
+        init(row: FetchedRowValues) throws {
+            objectID = row.objectID(0)
+            identifier = try row.value(1)
+            name = try row.value(2)
+            latitude = try row.value(3)
+            normalizedName = try row.optionalValue(4)
+            parent = row.objectID(5)
+        }
+
+        init(_ row: StopRow) {
+            (objectID, identifier, name, latitude, normalizedName, parent) = (row.objectID, row.identifier, row.name, row.latitude, row.normalizedName, row.parent)
+        }
+    }
+
+    static func row(_ stop: Stop) -> StopRow {
+        StopRow(objectID: stop.objectID, identifier: stop.identifier, name: stop.name, latitude: stop.latitude,
+                normalizedName: stop.normalizedName, parent: stop.parent?.objectID)
+    }
+
+    @Test("against the same fetch's objects, with unsaved changes, on file and in-memory stores and in a child context",
+          arguments: [(false, false), (true, false), (false, true)])
+    func differential(inMemory: Bool, child: Bool) throws {
+        var random = SplitMix64(seed: inMemory ? 7 : child ? 8 : 9)
+        let stack = try TestStack(inMemory: inMemory)
+        let root = stack.context()
+        let context = child ? ManagedObjectContext(concurrencyType: .privateQueue, parent: root) : root
+        try context.performAndWait {
+            var stops: [Stop] = []
+            var nextIdentifier: Int64 = 1_000
+            for index in 0..<120 {
+                let stop = Stop(context: context)
+                stop.identifier = Int64(index)
+                stop.stopID = "S\(index)"
+                stop.name = ["Alex", "Zoo", "Ost", "Süd"][index % 4] + " \(index)"
+                stop.latitude = Double(Int.random(in: 0..<100, using: &random))
+                stop.longitude = 13
+                stop.normalizedName = index % 3 == 0 ? nil : stop.name.lowercased()
+                if index % 5 == 0, let parent = stops.randomElement(using: &random) { stop.parent = parent }
+                stops.append(stop)
+            }
+            try context.save()
+            if child { try root.performAndWait { try root.save() } }
+            for round in 0..<30 {
+                // Unsaved changes: renames, moves, inserts, deletions.
+                for _ in 0..<3 {
+                    guard let stop = stops.randomElement(using: &random), !stop.isDeleted else { continue }
+                    switch Int.random(in: 0..<4, using: &random) {
+                    case 0: stop.name = "Renamed \(round)"
+                    case 1: stop.latitude = Double(Int.random(in: 0..<100, using: &random))
+                    case 2: context.delete(stop)
+                    default:
+                        let new = Stop(context: context)
+                        nextIdentifier += 1
+                        new.identifier = nextIdentifier
+                        new.stopID = "N\(round)-\(Int.random(in: 0..<1_000_000, using: &random))"
+                        new.name = "New \(round)"
+                        new.latitude = 50
+                        new.longitude = 13
+                        new.parent = stop
+                        stops.append(new)
+                    }
+                }
+                let limit = Int.random(in: 0..<3, using: &random) * 10
+                var request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "latitude < %@", Double(Int.random(in: 0..<110, using: &random))),
+                                           sortDescriptors: [ObjectSortDescriptor("latitude", ascending: false), ObjectSortDescriptor("identifier")])
+                request.fetchLimit = limit
+                request.includesPendingChanges = round % 7 != 3
+                let objects = try context.fetch(request, as: Stop.self)
+                let values = try context.fetchValues(request, as: StopRow.self)
+                #expect(try context.fetchValues(request, as: PositionalRow.self) == values.map(PositionalRow.init), "round \(round)")
+                if request.includesPendingChanges {
+                    #expect(values == objects.map(Self.row), "round \(round)")
+                } else {
+                    #expect(values.map(\.objectID) == objects.map(\.objectID), "round \(round)")
+                }
+                if round % 10 == 9 { try context.save() }
+            }
+        }
+    }
+
+    @Test("to-one relationships as IDs, dates, narrower integers; a prepared request; errors name the property")
+    func typesAndErrors() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            let stop = Stop(context: context)
+            stop.identifier = 1
+            stop.stopID = "S1"
+            stop.name = "Alex"
+            stop.latitude = 52.5
+            stop.longitude = 13.4
+            let time = StopTime(context: context)
+            time.departureTime = Date(timeIntervalSince1970: 3_600)
+            time.arrivalTime = time.departureTime
+            time.pickupType = 2
+            time.stop = stop
+            try context.save()
+            let prepared = try context.prepare(FetchRequest(entityName: "StopTime", predicate: try ObjectPredicate(format: "stop == $stop")))
+            let rows = try context.fetchValues(prepared, ["stop": stop], as: TimeRow.self)
+            #expect(rows == [TimeRow(departureTime: Date(timeIntervalSince1970: 3_600), pickupType: 2, stop: stop.objectID)])
+
+            struct Missing: Decodable { var height: Double }
+            #expect(throws: DecodingError.self) { try context.fetchValues(FetchRequest(entityName: "Stop"), as: Missing.self) }
+            struct Mistyped: Decodable { var name: Int }
+            #expect(throws: DecodingError.self) { try context.fetchValues(FetchRequest(entityName: "Stop"), as: Mistyped.self) }
+            struct Required: Decodable { var normalizedName: String }
+            #expect(throws: DecodingError.self) { try context.fetchValues(FetchRequest(entityName: "Stop"), as: Required.self) }
+            struct Partial: Decodable, Equatable { var name: String }
+            #expect(try context.fetchValues(FetchRequest(entityName: "Stop"), as: Partial.self) == [Partial(name: "Alex")])
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(ObjectID.self, from: Data("\"x\"".utf8)) }
+            struct Unknown: FetchableValue {
+                static let fetchedProperties = ["height"]
+                init(row: FetchedRowValues) throws {}
+            }
+            #expect(throws: FetchValueError.unknownProperty(entity: "Stop", property: "height")) {
+                try context.fetchValues(FetchRequest(entityName: "Stop"), as: Unknown.self)
+            }
+            struct Wrong: FetchableValue {
+                static let fetchedProperties = ["name", "normalizedName"]
+                init(row: FetchedRowValues) throws {
+                    let _: Int64 = try row.value(0)
+                }
+            }
+            #expect(throws: FetchValueError.typeMismatch(property: "name", expected: "Int64", found: "string")) {
+                try context.fetchValues(FetchRequest(entityName: "Stop"), as: Wrong.self)
+            }
+            struct Nil: FetchableValue {
+                static let fetchedProperties = ["normalizedName"]
+                init(row: FetchedRowValues) throws {
+                    let _: String = try row.value(0)
+                }
+            }
+            #expect(throws: FetchValueError.missingValue(property: "normalizedName")) {
+                try context.fetchValues(FetchRequest(entityName: "Stop"), as: Nil.self)
+            }
+            #expect(context.registeredObjects.count == 2)  // only the two made above: values register nothing
+        }
+    }
+}
