@@ -50,10 +50,10 @@ struct DemoCommand: ParsableCommand {
         func say(_ text: String) { if !quiet { Swift.print(text) } }
         func step(_ question: String, _ answer: Int, _ seconds: Double, _ statistics: [FetchStatistics], _ examples: [String]) {
             report.steps.append(Report.Step(question: question, answer: answer, milliseconds: seconds * 1000,
-                                            plans: statistics.map { "\($0.plan); examined \($0.rowsExamined), matched \($0.rowsMatched)" },
+                                            plans: statistics.map { "\($0.plan); \($0.counts)" },
                                             examples: examples))
             say(question + ": \(answer)" + DemoCommand.timing(seconds))
-            for item in statistics { say("   plan: \(item.plan); examined \(item.rowsExamined), matched \(item.rowsMatched)") }
+            for item in statistics { say("   plan: \(item.plan); \(item.counts)") }
             for example in examples { say("     " + example) }
         }
     }

@@ -80,7 +80,7 @@ struct QueryCommand: ParsableCommand {
     }
 
     static func describe(_ statistics: FetchStatistics) -> String {
-        var text = "plan: \(statistics.plan)\nexamined \(statistics.rowsExamined), matched \(statistics.rowsMatched)"
+        var text = "plan: \(statistics.plan)\n\(statistics.counts)"
         if let suggestion = statistics.suggestion { text += "\nhint: \(suggestion)" }
         return text
     }

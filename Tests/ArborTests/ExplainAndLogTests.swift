@@ -51,3 +51,44 @@ struct ExplainAndLogTests {
         #expect(handler.messages.contains { $0.contains("SEARCH index.Stop.unique_identifier") && $0.contains("returned 1 in") })
     }
 }
+
+@Suite("Explain shows every step: the semi-join and its probes, lists summarized")
+struct ExplainStepsTests {
+    @Test("a SUBQUERY existence condition shows its join, the index it probes and how many candidates it checked")
+    func semiJoin() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            for index in 0..<20 {
+                let stop = Stop(context: context)
+                stop.identifier = Int64(index)
+                stop.stopID = "S\(index)"
+                stop.name = "Stop \(index)"
+                stop.latitude = 52.5
+                stop.longitude = 13.4
+                if index % 2 == 0 {
+                    let time = StopTime(context: context)
+                    time.departureTime = Date(timeIntervalSince1970: 3_600)
+                    time.arrivalTime = time.departureTime
+                    time.stop = stop
+                }
+            }
+            try context.save()
+            let window = "SUBQUERY(stopTimes, $x, $x.departureTime >= %@ AND $x.departureTime <= %@).@count"
+            let semi = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "latitude > 52 AND \(window) != 0",
+                                                                                      Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 7_200)))
+            let statistics = try #require(try context.explain(semi).first)
+            #expect(statistics.plan.contains("THEN SEMI-JOIN stopTimes PROBE index.StopTime.by_stop_departureTime"), "\(statistics.plan)")
+            #expect(statistics.memberChecks == 20)
+            #expect(statistics.rowsMatched == 10)
+            #expect(statistics.counts == "examined 20, matched 10, 20 candidates checked by the join")
+            let anti = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "\(window) == 0",
+                                                                                      Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 7_200)))
+            #expect(try context.explain(anti).first?.plan.contains("ANTI-JOIN stopTimes") == true)
+            let long = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "stopID IN %@", (0..<300).map { "S\($0)" }))
+            let plan = try #require(try context.explain(long).first?.plan)
+            #expect(plan.contains("… 300 values"), "\(plan)")
+            #expect(plan.count < 300)
+        }
+    }
+}

@@ -168,7 +168,7 @@ struct ContextFetch: ~Copyable {
     private func log(_ request: FetchRequest, _ statistics: [FetchStatistics], returned: Int, since started: ContinuousClock.Instant) {
         let logger = ArborLog.fetches
         guard logger.logLevel <= .debug else { return }
-        let plans = statistics.map { "\($0.plan): examined \($0.rowsExamined), matched \($0.rowsMatched)" + ($0.suggestion.map { "; \($0)" } ?? "") }
+        let plans = statistics.map { "\($0.plan): \($0.counts)" + ($0.suggestion.map { "; \($0)" } ?? "") }
         logger.debug("fetch \(request.entityName) where \(request.predicate.map(PredicateFormatter.summary) ?? "TRUEPREDICATE"): \(plans.joined(separator: " | ")); returned \(returned) in \(ContinuousClock.now - started)")
     }
 }

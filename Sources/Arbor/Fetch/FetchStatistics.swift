@@ -13,6 +13,14 @@ public struct FetchStatistics: Equatable, Sendable {
     public var rowsMatched: Int
     /// When the plan read many more rows than matched: which index would help.
     public var suggestion: String?
+    /// Candidates a SUBQUERY semi-join or anti-join checked (each by a probe of an index, or a
+    /// walk of its members: the plan says which).
+    public var memberChecks = 0
+
+    /// The counts as `explain` prints them: `examined 72, matched 7, 70 candidates checked by the join`.
+    public var counts: String {
+        "examined \(rowsExamined), matched \(rowsMatched)" + (memberChecks > 0 ? ", \(memberChecks) candidates checked by the join" : "")
+    }
 
     /// Statistics of a fetch that used no plan of the planner (a store in memory).
     init(planText: String, rowsExamined: Int, rowsMatched: Int) {
@@ -32,6 +40,7 @@ public struct FetchStatistics: Equatable, Sendable {
 
     public static func == (a: FetchStatistics, b: FetchStatistics) -> Bool {
         a.rowsExamined == b.rowsExamined && a.rowsMatched == b.rowsMatched && a.suggestion == b.suggestion && a.plan == b.plan
+            && a.memberChecks == b.memberChecks
     }
 
     /// A plan's text, formatted from the plan each time it is read: only `explain` and the

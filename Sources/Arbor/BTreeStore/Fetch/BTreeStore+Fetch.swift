@@ -84,6 +84,7 @@ extension BTreeStore {
                 var evaluator = PredicateEvaluator(resolver: RowResolver(store: self, tx: tx))
                 /// Whether the row `key` passes every member check.
                 func passesMemberChecks(_ key: Int64) throws -> Bool {
+                    found.memberChecksRun += 1
                     for check in found.memberChecks where try !check.passes(owner: key, store: self, tx: tx, evaluator: &evaluator) { return false }
                     return true
                 }
@@ -312,10 +313,14 @@ extension BTreeStore {
         } catch { throw storeError(error, path: path) }
         rowCache.noteRowsRead(found.examined - found.unread)
         let examined = found.examined, matched = found.matched
-        return FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched,
-                               suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
-                                                                      textHint: { QueryPlanner.textIndexHint(predicate, for: info) },
-                                                                      examined: examined, matched: matched))
+        // The member checks the walk ran (those the rows took over too), for `explain`.
+        plan.memberChecks = found.memberChecks
+        var statistics = FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched,
+                                         suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
+                                                                                textHint: { QueryPlanner.textIndexHint(predicate, for: info) },
+                                                                                examined: examined, matched: matched))
+        statistics.memberChecks = found.memberChecksRun
+        return statistics
     }
 
     /// `body` over the stored bytes of row `pk`, read through `rows` (a cursor on its row tree)
@@ -377,6 +382,8 @@ final class FetchAccumulator {
     @exclusivity(unchecked) var needsRows = true
     /// The plan's member checks (all of the predicate's, once the rows decide it all).
     @exclusivity(unchecked) var memberChecks: [MemberCheck] = []
+    /// Candidates whose member checks ran (each a probe or a walk of members per check).
+    @exclusivity(unchecked) var memberChecksRun = 0
     /// How many rows met the predicate.
     @exclusivity(unchecked) private(set) var matched = 0
 

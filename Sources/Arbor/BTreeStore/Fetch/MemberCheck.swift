@@ -54,6 +54,17 @@ final class MemberCheck {
         wantsMember = comparison.op == .notEqual || comparison.op == .greater
     }
 
+    /// What `explain` shows of the check: `SEMI-JOIN stopTimes PROBE index.StopTime.by_stop_departureTime
+    /// (departureTime BETWEEN …) per candidate`, or `ANTI-JOIN … FILTER fk.StopTime.stop …`.
+    var description: String {
+        let join = wantsMember ? "SEMI-JOIN" : "ANTI-JOIN"
+        let condition = PredicateFormatter.summary(predicate)
+        switch access {
+        case .probe(let plan): return "\(join) \(relationship.description.name) PROBE \(plan.index.tree) (\(condition)) per candidate"
+        case .filter: return "\(join) \(relationship.description.name) FILTER the members through their foreign key (\(condition)) per candidate"
+        }
+    }
+
     /// Whether the object with primary key `owner` passes, read in `tx`. O(log n) per probe
     /// or member read, stopping at the first member that meets the predicate.
     func passes(owner: Int64, store: BTreeStore, tx: Transaction, evaluator: inout PredicateEvaluator) throws -> Bool {

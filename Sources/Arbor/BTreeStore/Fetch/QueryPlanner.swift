@@ -53,6 +53,12 @@ struct QueryPlan: CustomStringConvertible {
     }
 
     var description: String {
+        let joins = memberChecks.map { " THEN " + $0.description }.joined()
+        return accessDescription + joins
+    }
+
+    /// The access path alone, in `description`.
+    private var accessDescription: String {
         switch access {
         case .scan:
             // Conditions only when a text search gave way to the scan (see `BTreeStore.textCandidates`).
