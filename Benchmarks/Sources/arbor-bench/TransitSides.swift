@@ -307,6 +307,23 @@ struct SQLiteTransitSide {
 
     static let rowColumns = "ZIDENTIFIER, ZNAME, ZLATITUDE, ZLONGITUDE"
 
+    /// The SQL Core Data generates for `box AND SUBQUERY(…).@count != 0`, selecting `columns`.
+    static func subquerySQL(_ columns: String) -> String {
+        """
+        SELECT \(columns) FROM ZSTOP t0 WHERE \(boxSQL) AND (SELECT COUNT(t1.Z_PK) FROM ZSTOPTIME t1
+            WHERE (t0.Z_PK = t1.ZSTOP AND (t1.ZDEPARTURETIME >= ? AND t1.ZDEPARTURETIME <= ?))) <> 0 LIMIT 200
+        """
+    }
+
+    /// The subquery's arguments for query `index`: the 800 m box, then the 20-minute window.
+    static func subqueryArguments(_ points: QueryPoints) -> (Int) -> StatementArguments {
+        { index in
+            let box = QueryPoints.box(points.points[index], meters: 800)
+            let start = Double(points.windows[index]) - referenceDate
+            return [box.minLon, box.maxLon, box.minLat, box.maxLat, start, start + 1200]
+        }
+    }
+
     func geoValues(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int) {
         try measureValues(points.points.count, sql: "SELECT \(Self.rowColumns) FROM ZSTOP WHERE \(Self.boxSQL) LIMIT 200") { index in
             let box = QueryPoints.box(points.points[index], meters: meters)
@@ -315,15 +332,7 @@ struct SQLiteTransitSide {
     }
 
     func subqueryValues(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
-        let sql = """
-            SELECT \(Self.rowColumns) FROM ZSTOP t0 WHERE \(Self.boxSQL) AND (SELECT COUNT(t1.Z_PK) FROM ZSTOPTIME t1
-                WHERE (t0.Z_PK = t1.ZSTOP AND (t1.ZDEPARTURETIME >= ? AND t1.ZDEPARTURETIME <= ?))) <> 0 LIMIT 200
-            """
-        return try measureValues(points.points.count, sql: sql) { index in
-            let box = QueryPoints.box(points.points[index], meters: 800)
-            let start = Double(points.windows[index]) - Self.referenceDate
-            return [box.minLon, box.maxLon, box.minLat, box.maxLat, start, start + 1200]
-        }
+        try measureValues(points.points.count, sql: Self.subquerySQL(Self.rowColumns), Self.subqueryArguments(points))
     }
 
     func prefixValues(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {
@@ -347,16 +356,7 @@ struct SQLiteTransitSide {
     }
 
     func subquery(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
-        // The SQL Core Data generates for SUBQUERY(…).@count != 0.
-        let sql = """
-            SELECT * FROM ZSTOP t0 WHERE \(Self.boxSQL) AND (SELECT COUNT(t1.Z_PK) FROM ZSTOPTIME t1
-                WHERE (t0.Z_PK = t1.ZSTOP AND (t1.ZDEPARTURETIME >= ? AND t1.ZDEPARTURETIME <= ?))) <> 0 LIMIT 200
-            """
-        return try measure(points.points.count, sql: sql) { index in
-            let box = QueryPoints.box(points.points[index], meters: 800)
-            let start = Double(points.windows[index]) - Self.referenceDate
-            return [box.minLon, box.maxLon, box.minLat, box.maxLat, start, start + 1200]
-        }
+        try measure(points.points.count, sql: Self.subquerySQL("*"), Self.subqueryArguments(points))
     }
 
     func prefix(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {

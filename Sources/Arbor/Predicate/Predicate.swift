@@ -130,31 +130,9 @@ extension ObjectPredicate {
 
     /// Replaces `$NAME` variables (outside subqueries' own variables) with values.
     public func withSubstitutionVariables(_ values: [String: AttributeValue]) -> ObjectPredicate {
-        switch self {
-        case .true, .false: return self
-        case .and(let parts): return .and(parts.map { $0.withSubstitutionVariables(values) })
-        case .or(let parts): return .or(parts.map { $0.withSubstitutionVariables(values) })
-        case .not(let part): return .not(part.withSubstitutionVariables(values))
-        case .comparison(var comparison):
-            comparison.left = comparison.left.substituting(values)
-            comparison.right = comparison.right.substituting(values)
-            return .comparison(comparison)
-        }
+        var bindings = TemplateBindings(capacity: values.count)
+        for (name, value) in values { bindings.append(name, .constant(value)) }
+        return substituting(bindings)
     }
 }
 
-extension PredicateExpression {
-    func substituting(_ values: [String: AttributeValue]) -> PredicateExpression {
-        switch self {
-        case .variable(let name): return values[name].map(PredicateExpression.constant) ?? self
-        case .list(let items): return .list(items.map { $0.substituting(values) })
-        case .aggregate(let function, let collection, let key): return .aggregate(function, collection: collection.substituting(values), key: key)
-        case .subquery(let collection, let variable, let predicate):
-            var inner = values
-            inner[variable] = nil
-            return .subquery(collection: collection.substituting(values), variable: variable,
-                             predicate: predicate.withSubstitutionVariables(inner))
-        default: return self
-        }
-    }
-}

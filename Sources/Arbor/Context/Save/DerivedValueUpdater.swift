@@ -45,14 +45,7 @@ struct DerivedValueUpdater {
         var failures: [ValidationFailure] = []
         // In a fixed order, so that the faults loaded and the failures reported do not vary.
         for (object, derived) in marked.values.sorted(by: { $0.object.objectID.primaryKey < $1.object.objectID.primaryKey }) {
-            for derived in derived {
-                do {
-                    try set(value(of: derived, on: object), of: derived, on: object)
-                } catch {
-                    failures.append(ValidationFailure(objectID: object.objectID, entity: object.entityName, key: derived.key,
-                                                      kind: .invalidValue("derived from \(derived.expression): \(error)")))
-                }
-            }
+            for derived in derived { if let failure = update(derived, on: object) { failures.append(failure) } }
         }
         return failures
     }
@@ -60,16 +53,18 @@ struct DerivedValueUpdater {
     /// Sets `derived` on each of `objects` (loaded as needed), whatever changed: what a
     /// migration that added or changed the derivation leaves to do.
     func recompute(_ derived: DerivationTable.Derived, on objects: [ManagedObject]) -> [ValidationFailure] {
-        var failures: [ValidationFailure] = []
-        for object in objects where context.fulfillQuietly(object) {
-            do {
-                try set(value(of: derived, on: object), of: derived, on: object)
-            } catch {
-                failures.append(ValidationFailure(objectID: object.objectID, entity: object.entityName, key: derived.key,
-                                                  kind: .invalidValue("derived from \(derived.expression): \(error)")))
-            }
+        objects.filter { context.fulfillQuietly($0) }.compactMap { update(derived, on: $0) }
+    }
+
+    /// Computes and sets `derived` on `object`; the failure when the value does not fit.
+    private func update(_ derived: DerivationTable.Derived, on object: ManagedObject) -> ValidationFailure? {
+        do {
+            try set(value(of: derived, on: object), of: derived, on: object)
+            return nil
+        } catch {
+            return ValidationFailure(objectID: object.objectID, entity: object.entityName, key: derived.key,
+                                     kind: .invalidValue("derived from \(derived.expression): \(error)"))
         }
-        return failures
     }
 
     // MARK: What a change affects
