@@ -27,6 +27,14 @@ public protocol FetchableValue {
 public struct FetchedRowValues {
     let decoding: RowValueDecoding
     let fields: [RowValueDecoding.Field?]
+    /// The row's stored columns, read directly; nil when the row is read from its object.
+    let columns: RowColumns?
+
+    init(decoding: RowValueDecoding, fields: [RowValueDecoding.Field?]) {
+        self.decoding = decoding
+        self.fields = fields
+        columns = decoding.columns
+    }
 
     /// The row's ID.
     public var objectID: ObjectID { decoding.id }
@@ -41,6 +49,7 @@ public struct FetchedRowValues {
 
     /// The attribute at `position`, as `T`, or nil when it has no value.
     /// - Throws: `FetchValueError.typeMismatch` when it holds a value of another type.
+    @inlinable // specialized in the caller: unspecialized, each read looks up `Optional<T>` metadata
     public func optionalValue<T: AttributeConvertible>(_ position: Int) throws -> T? {
         let value = attribute(position)
         if value.isNull { return nil }
@@ -62,8 +71,9 @@ public struct FetchedRowValues {
 
     /// The attribute value at `position` (`.null` when it is not an attribute).
     public func attribute(_ position: Int) -> AttributeValue {
-        guard position >= 0, position < fields.count, case .attribute(let attribute)? = fields[position] else { return .null }
-        return decoding.value(attribute)
+        guard position >= 0, position < fields.count, case .attribute(let slot)? = fields[position] else { return .null }
+        if let columns { return RowValueDecoding.value(slot: slot, in: columns) }
+        return decoding.value(slot: slot)
     }
 
     @usableFromInline

@@ -10,7 +10,8 @@ import Foundation
 /// at its place instead of hashing it.
 final class RowValueDecoding {
     enum Field {
-        case attribute(EntityInfo.Attribute)
+        /// An attribute, by its slot (a plain number: reading one retains nothing).
+        case attribute(slot: Int)
         case toOne(EntityInfo.Relationship)
         case objectID
     }
@@ -59,8 +60,8 @@ final class RowValueDecoding {
         self.names = names
         return try names.map { name in
             switch info.propertiesByName[name] {
-            case .attribute(let index)?: return .attribute(info.attributes[index])
-            case .transient(let index)?: return .attribute(info.transientAttributes[index])
+            case .attribute(let index)?: return .attribute(slot: info.attributes[index].slot)
+            case .transient(let index)?: return .attribute(slot: info.transientAttributes[index].slot)
             case .relationship(let index)? where info.relationships[index].kind == .toOne: return .toOne(info.relationships[index])
             default:
                 guard name == "objectID" else { throw FetchValueError.unknownProperty(entity: info.name, property: name) }
@@ -77,8 +78,8 @@ final class RowValueDecoding {
         }
         let field: Field?
         switch id.info.propertiesByName[key] {
-        case .attribute(let index)?: field = .attribute(id.info.attributes[index])
-        case .transient(let index)?: field = .attribute(id.info.transientAttributes[index])
+        case .attribute(let index)?: field = .attribute(slot: id.info.attributes[index].slot)
+        case .transient(let index)?: field = .attribute(slot: id.info.transientAttributes[index].slot)
         case .relationship(let index)? where id.info.relationships[index].kind == .toOne: field = .toOne(id.info.relationships[index])
         default: field = key == "objectID" ? .objectID : nil
         }
@@ -90,15 +91,25 @@ final class RowValueDecoding {
         return field
     }
 
-    /// The value of `attribute` in the current row.
-    func value(_ attribute: EntityInfo.Attribute) -> AttributeValue {
+    /// The value of the attribute in `slot` in the current row.
+    func value(slot: Int) -> AttributeValue {
         switch source {
-        case .columns(let columns, _):
-            guard attribute.slot < columns.count, case .value(let value) = columns[attribute.slot] else { return .null }
-            return value
-        case .object(let object): return context.currentAttribute(object, slot: attribute.slot)
+        case .columns(let columns, _): return Self.value(slot: slot, in: columns)
+        case .object(let object): return context.currentAttribute(object, slot: slot)
         case .none: return .null
         }
+    }
+
+    /// The value of the attribute in `slot` of stored `columns` (transient slots lie past them: nil).
+    static func value(slot: Int, in columns: RowColumns) -> AttributeValue {
+        guard slot < columns.count, case .value(let value) = columns[slot] else { return .null }
+        return value
+    }
+
+    /// The current row's stored columns (nil when it is read from its object).
+    var columns: RowColumns? {
+        if case .columns(let columns, _) = source { return columns }
+        return nil
     }
 
     /// The target of the to-one `relationship` in the current row.
@@ -126,14 +137,14 @@ final class RowValueDecoding {
     /// unspecialized).
     func attributeValue(_ name: String) -> Lookup {
         guard let field = field(name) else { return .missing }
-        guard case .attribute(let attribute) = field else { return .notAnAttribute }
-        return .value(value(attribute))
+        guard case .attribute(let slot) = field else { return .notAnAttribute }
+        return .value(value(slot: slot))
     }
 
     /// Whether `field` has no value in the current row.
     func isNil(_ field: Field) -> Bool {
         switch field {
-        case .attribute(let attribute): return value(attribute).isNull
+        case .attribute(let slot): return value(slot: slot).isNull
         case .toOne(let relationship): return target(relationship) == nil
         case .objectID: return false
         }
@@ -267,7 +278,7 @@ private struct RowContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
                 return value
             }
             // A Codable value stored as JSON (a transformable attribute).
-            if case .attribute(let attribute) = field, case .data(let data) = state.value(attribute) {
+            if case .attribute(let slot) = field, case .data(let data) = state.value(slot: slot) {
                 return try JSONDecoder().decode(T.self, from: data)
             }
         }

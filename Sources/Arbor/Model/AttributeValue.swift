@@ -122,6 +122,7 @@ public enum AttributeValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The name of the case, for error messages.
+    @usableFromInline
     var kindName: String {
         switch self {
         case .null: return "nil"
