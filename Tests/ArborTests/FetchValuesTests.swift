@@ -107,8 +107,44 @@ struct FetchValuesTests {
                 } else {
                     #expect(values.map(\.objectID) == objects.map(\.objectID), "round \(round)")
                 }
+                try Self.checkDictionaries(request, in: context, round: round)
                 if round % 10 == 9 { try context.save() }
             }
+        }
+    }
+
+    /// Dictionary results read from stored columns against the same request answered by the
+    /// key-path path (forced by an extra dotted key, dropped before comparing), plain and distinct.
+    static func checkDictionaries(_ request: FetchRequest, in context: ManagedObjectContext, round: Int) throws {
+        func text(_ dictionaries: [[String: Any]]) -> [String] {
+            dictionaries.map { $0.filter { $0.key != "parent.identifier" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";") }
+        }
+        var columns = request
+        columns.resultType = .dictionaries
+        columns.propertiesToFetch = [.key("name"), .key("latitude"), .key("normalizedName"), .key("parent"),
+                                     FetchProperty(name: "id", keyPath: "SELF", function: nil)]
+        var keyPaths = columns
+        keyPaths.propertiesToFetch.append(.key("parent.identifier"))
+        let info = try #require(context.model?.info(named: request.entityName))
+        #expect(try DictionaryFetch(columns, info: info).readsStoredColumnsOnly(info))
+        #expect(try !DictionaryFetch(keyPaths, info: info).readsStoredColumnsOnly(info))
+        let read = try context.fetchDictionaries(columns)
+        #expect(text(read) == text(try context.fetchDictionaries(keyPaths)), "round \(round)")
+        #expect(read.count == (try context.fetch(request).count), "round \(round)")
+        // Distinct: the key-path path's rows, unpaged, projected, repeats dropped, then paged.
+        var unpaged = keyPaths
+        (unpaged.fetchOffset, unpaged.fetchLimit) = (0, 0)
+        let all = try context.fetchDictionaries(unpaged)
+        for distinctKeys in [["latitude"], ["latitude", "parent"]] {
+            var distinct = columns
+            distinct.returnsDistinctResults = true
+            distinct.propertiesToFetch = distinctKeys.map(FetchProperty.key)
+            distinct.fetchOffset = round % 3
+            var seen: Set<String> = []
+            let projected = text(all.map { $0.filter { distinctKeys.contains($0.key) } }).filter { seen.insert($0).inserted }
+            let start = min(distinct.fetchOffset, projected.count)
+            let end = distinct.fetchLimit > 0 ? min(projected.count, start + distinct.fetchLimit) : projected.count
+            #expect(text(try context.fetchDictionaries(distinct)) == Array(projected[start..<end]), "round \(round) \(distinctKeys)")
         }
     }
 

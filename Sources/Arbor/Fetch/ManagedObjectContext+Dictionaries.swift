@@ -5,13 +5,17 @@ extension ManagedObjectContext {
     /// `propertiesToFetch`, or with `propertiesToGroupBy` one per group (in the order of the
     /// first object of each group under the sort descriptors), aggregates computed over the
     /// group, `havingPredicate` applied to the dictionaries, then offset and limit. Nil values
-    /// are left out of the dictionaries; to-one values are `ObjectID`s.
+    /// are left out of the dictionaries; to-one values are `ObjectID`s. Without grouping or
+    /// aggregates, and with properties that are attributes, to-one relationships or `SELF`,
+    /// each dictionary is read from its row's stored columns as `fetchValues(_:as:)` reads
+    /// them (no key path followed); otherwise each key path is followed from the row.
     /// - Throws: as `fetch`; `ObjectPredicateError.unsupported` for a plain property that is not
     ///   grouped by when grouping.
     public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: Any]] {
         guard let info = model?.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
         let shaping = try DictionaryFetch(request, info: info)
         if let counted = try countsThroughForeignKey(request, info: info, properties: shaping.properties) { return counted }
+        if shaping.readsStoredColumnsOnly(info) { return try columnDictionaries(shaping, info: info) }
         let rows = try execute(shaping.rowRequest, extraKeyPaths: shaping.extraKeyPaths).entries
         var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
         return try shaping.dictionaries(from: rows) { group in
@@ -44,6 +48,58 @@ extension ManagedObjectContext {
             }
         }
         return DictionaryFetch.paged(dictionaries, request)
+    }
+}
+
+extension DictionaryFetch {
+    /// Whether every property is a plain attribute, a to-one relationship or `SELF` of
+    /// `info`: then each dictionary is read from its row's stored columns, as values are (no
+    /// key path followed, nothing grouped).
+    func readsStoredColumnsOnly(_ info: EntityInfo) -> Bool {
+        !isGrouping && !isAggregating && properties.allSatisfy { property in
+            switch info.propertiesByName[property.keyPath] {
+            case .attribute?: return true
+            case .relationship(let index)?: return info.relationships[index].kind == .toOne
+            default: return property.keyPath == "SELF"
+            }
+        }
+    }
+}
+
+extension ManagedObjectContext {
+    /// Dictionaries of stored columns (see `DictionaryFetch.readsStoredColumnsOnly`): the
+    /// path `fetchValues(_:as:)` takes, with the same values the key-path path gives.
+    fileprivate func columnDictionaries(_ shaping: DictionaryFetch, info: EntityInfo) throws -> [[String: Any]] {
+        let distinct = shaping.request.returnsDistinctResults
+        // Distinct results are paged after repeats are dropped; others page in the fetch.
+        let request = distinct ? shaping.rowRequest : shaping.request
+        var fieldsByEntity: [ObjectIdentifier: [RowValueDecoding.Field?]] = [:]
+        var seen: Set<String> = []
+        let dictionaries = try forEachValueRow(request) { decoding, id, source -> [String: Any]? in
+            // A subentity's row resolves the names in its own entity.
+            let entity = ObjectIdentifier(id.info)
+            let fields = try fieldsByEntity[entity] ?? shaping.properties.map { property in
+                property.keyPath == "SELF" ? .objectID : try RowValueDecoding(info: id.info, context: self).resolve([property.keyPath])[0]
+            }
+            fieldsByEntity[entity] = fields
+            decoding.load(id: id, from: source)
+            var dictionary: [String: Any] = Dictionary(minimumCapacity: fields.count)
+            var identity: [String] = []
+            for (property, field) in zip(shaping.properties, fields) {
+                let value: PredicateValue
+                switch field {
+                case .attribute(let slot)?: value = .scalar(decoding.value(slot: slot))
+                case .toOne(let relationship)?: value = .object(decoding.target(relationship))
+                case .objectID?: value = .object(id)
+                case nil: value = .null
+                }
+                if distinct { identity.append(value.groupingKey) }
+                if let any = value.anyValue { dictionary[property.name] = any }
+            }
+            if distinct, !seen.insert(identity.joined(separator: "\u{1F}")).inserted { return nil }
+            return dictionary
+        }.compactMap { $0 }
+        return distinct ? DictionaryFetch.paged(dictionaries, shaping.request) : dictionaries
     }
 }
 

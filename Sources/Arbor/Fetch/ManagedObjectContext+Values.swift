@@ -46,7 +46,7 @@ extension ManagedObjectContext {
 
     /// Runs `request` for rows and makes a value of each with `make`, from its stored columns,
     /// or from its object's current values when the context changed it.
-    private func forEachValueRow<T>(_ request: FetchRequest,
+    func forEachValueRow<T>(_ request: FetchRequest,
                                     _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> [T] {
         guard let model else { throw ContextError.noPersistentStore }
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
