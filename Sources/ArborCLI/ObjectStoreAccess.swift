@@ -65,6 +65,7 @@ enum Cell {
         case let v as UUID: self = .text(v.uuidString)
         case let v as URL: self = .text(v.absoluteString)
         case let v as Decimal: self = .number(v.description)
+        case let v as ObjectID: self = .id(v)
         case let v?: self = .text("\(v)")
         }
     }

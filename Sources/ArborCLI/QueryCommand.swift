@@ -13,6 +13,9 @@ struct QueryCommand: ParsableCommand {
               arbor query transit.arbor Stop --where 'name WORDSBEGINWITH[cd] "bahn gorli"' --explain
               arbor query transit.arbor Stop --where 'longitude BETWEEN {13.40, 13.42} AND latitude BETWEEN {52.51, 52.53}' --sort name --limit 10
               arbor query transit.arbor StopTime --where 'departureTime < CAST(-978278400, "NSDate")' --explain
+              arbor query transit.arbor Stop --where 'normalizedName BEGINSWITH "alex"' --properties name,latitude,longitude --explain
+            With --properties, the rows are read as values from their stored columns (dictionary
+            results): no objects are made, and the plan ends with that step.
             With --json, standard output is the array of objects alone (as arbor dump --json).
             """)
 
@@ -21,11 +24,13 @@ struct QueryCommand: ParsableCommand {
     @Option(name: .customLong("where"), help: "A predicate in NSPredicate syntax.") var predicate: String?
     @Option(help: "Sort key, ascending; KEY:desc for descending. Repeat for ties.") var sort: [String] = []
     @Option(help: "At most this many objects.") var limit: Int?
+    @Option(help: "Only these properties, comma-separated (attributes or to-one relationships), read as values.") var properties: String?
     @Flag(help: "Print the plan and counts only, not the objects.") var explain = false
 
     func run() throws {
         let access = try ObjectStoreAccess.open(store)
-        try Self.query(access, entity: entity, predicate: predicate, sort: sort, limit: limit, explain: explain, options: store)
+        let names = properties.map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+        try Self.query(access, entity: entity, predicate: predicate, sort: sort, limit: limit, properties: names, explain: explain, options: store)
     }
 
     static func request(_ access: ObjectStoreAccess, entity: String, predicate: String?, sort: [String], limit: Int?) throws -> FetchRequest {
@@ -46,12 +51,25 @@ struct QueryCommand: ParsableCommand {
         return request
     }
 
-    static func query(_ access: ObjectStoreAccess, entity: String, predicate: String?, sort: [String], limit: Int?, explain: Bool,
+    static func query(_ access: ObjectStoreAccess, entity: String, predicate: String?, sort: [String], limit: Int?,
+                      properties: [String] = [], explain: Bool,
                       options: StoreOptions, write: @escaping (String) -> Void = { print($0, terminator: "") }) throws {
-        let request = try Self.request(access, entity: entity, predicate: predicate, sort: sort, limit: limit)
+        var request = try Self.request(access, entity: entity, predicate: predicate, sort: sort, limit: limit)
+        let known = Set(access.columns(of: entity).map(\.name))
+        if let unknown = properties.first(where: { !known.contains($0) }) {
+            throw usageError("--properties: \(entity) has no attribute or to-one relationship \(unknown.isEmpty ? "named ''" : unknown); it has \(known.sorted().joined(separator: ", "))")
+        }
+        if !properties.isEmpty {
+            request.resultType = .dictionaries
+            request.propertiesToFetch = properties.map(FetchProperty.key)
+        }
         let context = access.context
         try context.performAndWait {
             do {
+                if !properties.isEmpty && !explain {
+                    try values(request, properties, context: context, options: options, write: write)
+                    return
+                }
                 if explain {
                     for statistics in try context.explain(request) { write(Self.describe(statistics) + "\n") }
                     return
@@ -79,8 +97,26 @@ struct QueryCommand: ParsableCommand {
         }
     }
 
+    /// Prints the dictionaries `request` finds, a column per property.
+    private static func values(_ request: FetchRequest, _ properties: [String], context: ManagedObjectContext, options: StoreOptions,
+                               write: @escaping (String) -> Void) throws {
+        let started = ContinuousClock.now
+        let rows = try context.fetchDictionaries(request)
+        let elapsed = ContinuousClock.now - started
+        var printer = RowPrinter(format: options.json ? .json : .table, header: properties, write: write)
+        printer.begin()
+        for row in rows { printer.row(properties.map { Cell(row[$0]) }) }
+        printer.end()
+        if !options.json {
+            for statistics in try context.explain(request) { write(Self.describe(statistics) + "\n") }
+            write("\(rows.count) row\(rows.count == 1 ? "" : "s") in \(Self.milliseconds(elapsed))\n")
+        }
+    }
+
     static func describe(_ statistics: FetchStatistics) -> String {
-        var text = "plan: \(statistics.plan)\n\(statistics.counts)"
+        var text = "plan: \(statistics.plan)"
+        if let valuePath = statistics.valuePath { text += "\nTHEN \(valuePath)" }
+        text += "\n\(statistics.counts)"
         if let suggestion = statistics.suggestion { text += "\nhint: \(suggestion)" }
         return text
     }

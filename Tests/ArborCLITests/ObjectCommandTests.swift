@@ -127,8 +127,31 @@ struct ObjectCommandTests {
         #expect(explained == "plan: SEARCH index.Stop.unique_stopID (stopID == \"11\") THEN fk.StopTime.stop\nexamined 3, matched 1\n")
     }
 
-    @Test("a malformed predicate, an unknown key, entity or sort key is a usage error (exit 64), not a crash",
-          arguments: [["Stop", "--where", "name ==="], ["Stop", "--where", "zone == 1"], ["Nope"], ["Stop", "--sort", ":desc"], ["Stop", "--sort", "name:sideways"]])
+    @Test("query --properties prints values read from the stored columns; the plan ends with that step")
+    func queryProperties() throws {
+        let store = try TransitStore()
+        let access = try store.access()
+        let options = try StoreOptions.parse([store.path])
+        let text = try Self.collect {
+            try QueryCommand.query(access, entity: "Stop", predicate: "stopID == 'x7'", sort: [], limit: nil, properties: ["name", "latitude"],
+                                   explain: false, options: options, write: $0)
+        }
+        let lines = text.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
+        #expect(Array(lines.prefix(3)) == ["name latitude", "------------ --------", "Hermannplatz 52.487"])
+        #expect(lines[4] == "THEN DICTIONARIES (name, latitude) FROM STORED COLUMNS, NO OBJECTS")
+        #expect(lines[5] == "examined 1, matched 1")
+        #expect(lines[6].hasPrefix("1 row in "))
+        let explained = try Self.collect {
+            try QueryCommand.query(access, entity: "StopTime", predicate: "stop.stopID == '11'", sort: [], limit: nil, properties: ["stop", "departureTime"],
+                                   explain: true, options: options, write: $0)
+        }
+        #expect(explained == "plan: SEARCH index.Stop.unique_stopID (stopID == \"11\") THEN fk.StopTime.stop\n"
+            + "THEN DICTIONARIES (stop, departureTime) FROM STORED COLUMNS, NO OBJECTS\nexamined 3, matched 1\n")
+    }
+
+    @Test("a malformed predicate, an unknown key, entity, sort key or property is a usage error (exit 64), not a crash",
+          arguments: [["Stop", "--where", "name ==="], ["Stop", "--where", "zone == 1"], ["Nope"], ["Stop", "--sort", ":desc"], ["Stop", "--sort", "name:sideways"],
+                      ["Stop", "--properties", "height"], ["Stop", "--properties", ""]])
     func usageErrors(arguments: [String]) throws {
         let store = try TransitStore()
         var command = try ArborTool.parseAsRoot(["query", store.path] + arguments)

@@ -206,4 +206,46 @@ struct FetchValuesTests {
             #expect(context.registeredObjects.count == 2)  // only the two made above: values register nothing
         }
     }
+
+    @Test("explain ends with the value step: values by position or key, dictionaries, rows from changed objects")
+    func explainValuePath() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            for index in 0..<3 {
+                let stop = Stop(context: context)
+                stop.identifier = Int64(index)
+                stop.stopID = "S\(index)"
+                stop.name = "Stop \(index)"
+                stop.latitude = 52
+                stop.longitude = 13
+            }
+            try context.save()
+            let request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "identifier >= 1"))
+            let positional = try #require(try context.explainValues(request, as: PositionalRow.self).first)
+            #expect(positional.valuePath == "VALUES PositionalRow BY POSITION (objectID, identifier, name, latitude, normalizedName, parent) FROM STORED COLUMNS, NO OBJECTS")
+            #expect(positional.rowsMatched == 2)
+            #expect(positional.plan == (try context.explain(request).first?.plan))
+
+            struct Named: Decodable { var name: String; var identifier: Int64 }
+            let named = try #require(try context.explainValues(request, as: Named.self).first)
+            #expect(named.valuePath == "VALUES Named BY KEY (name, identifier) FROM STORED COLUMNS, NO OBJECTS")
+
+            // An unsaved change: that row is read from its object.
+            let changed = try #require(try context.fetch(request, as: Stop.self).first)
+            changed.name = "Renamed"
+            #expect(try context.explainValues(request, as: Named.self).first?.valuePath
+                == "VALUES Named BY KEY (name, identifier) FROM STORED COLUMNS, NO OBJECTS; 1 row from changed objects")
+
+            var dictionaries = request
+            dictionaries.resultType = .dictionaries
+            dictionaries.propertiesToFetch = [.key("name"), .key("parent")]
+            #expect(try context.explain(dictionaries).first?.valuePath
+                == "DICTIONARIES (name, parent) FROM STORED COLUMNS, NO OBJECTS; 1 row from changed objects")
+            // Key paths through relationships and objects have no value step.
+            dictionaries.propertiesToFetch = [.key("parent.name")]
+            #expect(try context.explain(dictionaries).first?.valuePath == nil)
+            #expect(try context.explain(request).first?.valuePath == nil)
+        }
+    }
 }

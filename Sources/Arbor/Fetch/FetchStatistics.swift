@@ -16,6 +16,10 @@ public struct FetchStatistics: Equatable, Sendable {
     /// Candidates a SUBQUERY semi-join or anti-join checked (each by a probe of an index, or a
     /// walk of its members: the plan says which).
     public var memberChecks = 0
+    /// For a value or dictionary fetch read from stored columns (`explainValues`, or `explain`
+    /// of a dictionary request): what the rows become, e.g. `VALUES StopRow BY POSITION
+    /// (identifier, name) FROM STORED COLUMNS, NO OBJECTS`. Nil for objects.
+    public var valuePath: String?
 
     /// The counts as `explain` prints them: `examined 72, matched 7, 70 candidates checked by the join`.
     public var counts: String {
@@ -40,7 +44,7 @@ public struct FetchStatistics: Equatable, Sendable {
 
     public static func == (a: FetchStatistics, b: FetchStatistics) -> Bool {
         a.rowsExamined == b.rowsExamined && a.rowsMatched == b.rowsMatched && a.suggestion == b.suggestion && a.plan == b.plan
-            && a.memberChecks == b.memberChecks
+            && a.memberChecks == b.memberChecks && a.valuePath == b.valuePath
     }
 
     /// A plan's text, formatted from the plan each time it is read: only `explain` and the

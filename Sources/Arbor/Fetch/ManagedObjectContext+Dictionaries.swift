@@ -15,7 +15,7 @@ extension ManagedObjectContext {
         guard let info = model?.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
         let shaping = try DictionaryFetch(request, info: info)
         if let counted = try countsThroughForeignKey(request, info: info, properties: shaping.properties) { return counted }
-        if shaping.readsStoredColumnsOnly(info) { return try columnDictionaries(shaping, info: info) }
+        if shaping.readsStoredColumnsOnly(info) { return try columnDictionaries(shaping).dictionaries }
         let rows = try execute(shaping.rowRequest, extraKeyPaths: shaping.extraKeyPaths).entries
         var evaluator = PredicateEvaluator(resolver: ContextResolver(context: self))
         return try shaping.dictionaries(from: rows) { group in
@@ -69,13 +69,14 @@ extension DictionaryFetch {
 extension ManagedObjectContext {
     /// Dictionaries of stored columns (see `DictionaryFetch.readsStoredColumnsOnly`): the
     /// path `fetchValues(_:as:)` takes, with the same values the key-path path gives.
-    fileprivate func columnDictionaries(_ shaping: DictionaryFetch, info: EntityInfo) throws -> [[String: Any]] {
+    func columnDictionaries(_ shaping: DictionaryFetch) throws
+        -> (dictionaries: [[String: Any]], statistics: [FetchStatistics], fromObjects: Int) {
         let distinct = shaping.request.returnsDistinctResults
         // Distinct results are paged after repeats are dropped; others page in the fetch.
         let request = distinct ? shaping.rowRequest : shaping.request
         var fieldsByEntity: [ObjectIdentifier: [RowValueDecoding.Field?]] = [:]
         var seen: Set<String> = []
-        let dictionaries = try forEachValueRow(request) { decoding, id, source -> [String: Any]? in
+        let run = try valueRows(request) { decoding, id, source -> [String: Any]? in
             // A subentity's row resolves the names in its own entity.
             let entity = ObjectIdentifier(id.info)
             let fields = try fieldsByEntity[entity] ?? shaping.properties.map { property in
@@ -98,8 +99,9 @@ extension ManagedObjectContext {
             }
             if distinct, !seen.insert(identity.joined(separator: "\u{1F}")).inserted { return nil }
             return dictionary
-        }.compactMap { $0 }
-        return distinct ? DictionaryFetch.paged(dictionaries, shaping.request) : dictionaries
+        }
+        let dictionaries = run.values.compactMap { $0 }
+        return (distinct ? DictionaryFetch.paged(dictionaries, shaping.request) : dictionaries, run.statistics, run.fromObjects)
     }
 }
 

@@ -111,9 +111,18 @@ extension ManagedObjectContext {
         return try execute(counting).entries.count
     }
 
-    /// The plan of each store's part of `request`, and the rows it examined when run.
+    /// The plan of each store's part of `request`, and the rows it examined when run. A
+    /// dictionary request read from stored columns ends with its value step
+    /// (`FetchStatistics.valuePath`: `DICTIONARIES (…) FROM STORED COLUMNS, NO OBJECTS`).
     public func explain(_ request: FetchRequest) throws -> [FetchStatistics] {
-        try execute(request).statistics
+        if request.resultType == .dictionaries, let info = model?.info(named: request.entityName) {
+            let shaping = try DictionaryFetch(request, info: info)
+            if shaping.readsStoredColumnsOnly(info) {
+                let run = try columnDictionaries(shaping)
+                return Self.withValuePath(run.statistics, "DICTIONARIES", shaping.properties.map(\.keyPath), fromObjects: run.fromObjects)
+            }
+        }
+        return try execute(request).statistics
     }
 
     /// Runs `request` (see `ContextFetch`); each entry carries the values of the sort key

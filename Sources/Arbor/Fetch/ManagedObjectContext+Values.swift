@@ -35,8 +35,12 @@ extension ManagedObjectContext {
     }
 
     private func positionalValues<T: FetchableValue>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        try positionalRun(request, as: type).values
+    }
+
+    private func positionalRun<T: FetchableValue>(_ request: FetchRequest, as type: T.Type) throws -> ValueRun<T> {
         var fields: [RowValueDecoding.Field?]?
-        return try forEachValueRow(request) { decoding, id, source in
+        return try valueRows(request) { decoding, id, source in
             let resolved = try fields ?? decoding.resolve(T.fetchedProperties)
             fields = resolved
             decoding.load(id: id, from: source)
@@ -47,17 +51,23 @@ extension ManagedObjectContext {
     /// Runs `request` for rows and makes a value of each with `make`, from its stored columns,
     /// or from its object's current values when the context changed it.
     func forEachValueRow<T>(_ request: FetchRequest,
-                                    _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> [T] {
+                            _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> [T] {
+        try valueRows(request, make).values
+    }
+
+    /// `forEachValueRow` with what `explain` reports (see `ValueRun`).
+    func valueRows<T>(_ request: FetchRequest, _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> ValueRun<T> {
         guard let model else { throw ContextError.noPersistentStore }
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
         var rowsRequest = request
         rowsRequest.resultType = .managedObjects
         rowsRequest.includesPropertyValues = true
-        let (entries, _) = try execute(rowsRequest)
+        let (entries, statistics) = try execute(rowsRequest)
         let decoding = RowValueDecoding(info: info, context: self)
         var values: [T] = []
         values.reserveCapacity(entries.count)
         var lastStore: PersistentStore?
+        var fromObjects = 0
         for entry in entries {
             if let row = entry.row {
                 if lastStore?.identifier != entry.id.storeIdentifier { lastStore = try? store(for: entry.id) }
@@ -66,10 +76,43 @@ extension ManagedObjectContext {
                 // A changed or inserted object (or a row the search did not read): its current values.
                 let object = registeredObject(for: entry.id) ?? self.object(with: entry.id)
                 fulfillQuietly(object)
+                fromObjects += 1
                 values.append(try make(decoding, entry.id, .object(object)))
             }
         }
-        return values
+        return ValueRun(values: values, statistics: statistics, decoding: decoding, fromObjects: fromObjects)
+    }
+
+    /// The plan of each store's part of `request` as `fetchValues(_:as:)` runs it for `T`,
+    /// ending with the value step (`FetchStatistics.valuePath`: `VALUES T BY POSITION (…) FROM
+    /// STORED COLUMNS, NO OBJECTS`). The fetch runs, as `explain` runs it.
+    /// - Throws: what `fetchValues(_:as:)` throws.
+    public func explainValues<T: FetchableValue>(_ request: FetchRequest, as type: T.Type) throws -> [FetchStatistics] {
+        try explainPositional(request, as: type)
+    }
+
+    private func explainPositional<T: FetchableValue>(_ request: FetchRequest, as type: T.Type) throws -> [FetchStatistics] {
+        let run = try positionalRun(request, as: type)
+        return Self.withValuePath(run.statistics, "VALUES \(T.self) BY POSITION", T.fetchedProperties, fromObjects: run.fromObjects)
+    }
+
+    /// `explainValues` for a `Decodable` type: the keys are those its decoding asked for.
+    public func explainValues<T: Decodable>(_ request: FetchRequest, as type: T.Type) throws -> [FetchStatistics] {
+        let run = try valueRows(request) { decoding, id, source in try decoding.decode(type, id: id, from: source) }
+        let keys = run.decoding.recordedKeys
+        return Self.withValuePath(run.statistics, "VALUES \(T.self) BY KEY", keys.isEmpty ? ["no row decoded"] : keys, fromObjects: run.fromObjects)
+    }
+
+    /// A type that is both: read by position, its `FetchableValue` way.
+    public func explainValues<T: FetchableValue & Decodable>(_ request: FetchRequest, as type: T.Type) throws -> [FetchStatistics] {
+        try explainPositional(request, as: type)
+    }
+
+    /// `statistics` with the value step: `what (properties) FROM STORED COLUMNS, NO OBJECTS`.
+    static func withValuePath(_ statistics: [FetchStatistics], _ what: String, _ properties: [String], fromObjects: Int) -> [FetchStatistics] {
+        let unsaved = fromObjects == 0 ? "" : "; \(fromObjects) row\(fromObjects == 1 ? "" : "s") from changed objects"
+        let path = "\(what) (\(properties.joined(separator: ", "))) FROM STORED COLUMNS, NO OBJECTS" + unsaved
+        return statistics.map { var statistics = $0; statistics.valuePath = path; return statistics }
     }
 
     /// The values `prepared` finds with its variables bound to `values`, as `T` (see
@@ -91,4 +134,13 @@ extension ManagedObjectContext {
                                                            _ values: [String: any FetchTemplateValue] = [:], as type: T.Type) throws -> [T] {
         try fetchValues(try prepared.request(values), as: type)
     }
+}
+
+/// What a value fetch read: the values, each store's statistics, the decoding (the keys it was
+/// asked for) and how many rows came from changed objects.
+struct ValueRun<T> {
+    var values: [T]
+    var statistics: [FetchStatistics]
+    let decoding: RowValueDecoding
+    var fromObjects: Int
 }

@@ -20,6 +20,8 @@ final class RowValueDecoding {
     let context: ManagedObjectContext
     /// The fields asked for, in the order the first row asked for them.
     private var recorded: [(name: String, field: Field?)] = []
+    /// The keys the rows asked for, in their order (for `explainValues`).
+    var recordedKeys: [String] { recorded.map(\.name) }
     private var position = 0
     /// The row being decoded.
     private(set) var id: ObjectID
