@@ -248,4 +248,68 @@ struct FetchValuesTests {
             #expect(try context.explain(request).first?.valuePath == nil)
         }
     }
+
+    /// Dictionaries as the key-path path makes them (each property followed from the row).
+    static func keyPathDictionaries(_ request: FetchRequest, in context: ManagedObjectContext) throws -> [[String: Any]] {
+        let info = try #require(context.model?.info(named: request.entityName))
+        let shaping = try DictionaryFetch(request, info: info)
+        let rows = try context.execute(shaping.rowRequest, extraKeyPaths: shaping.extraKeyPaths).entries
+        return try shaping.dictionaries(from: rows) { _ in true }
+    }
+
+    @Test("dictionaries from stored columns: every attribute type, sub-entities, SELF, unsaved changes")
+    func storedColumnDictionaries() throws {
+        func text(_ dictionaries: [[String: Any]]) -> [String] {
+            dictionaries.map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";") }
+        }
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            for index in 0..<3 {
+                let sample = Sample(context: context)
+                sample.int16 = Int16(-index)
+                sample.int32 = Int32(index * 1_000)
+                sample.int64 = Int64.min + Int64(index)
+                sample.double = -0.5 * Double(index)
+                sample.float = 3.5
+                sample.bool = index % 2 == 0
+                sample.string = "Görlitzer \(index) 🚇"
+                sample.date = Date(timeIntervalSince1970: 90_600.25 + Double(index))
+                sample.data = Data([0, 1, UInt8(index)])
+                sample.uuid = UUID()
+                sample.url = URL(string: "https://example.org/\(index)?b=c") ?? URL(fileURLWithPath: "/")
+                sample.decimal = Decimal(string: "12345.678901234567890\(index)") ?? 0
+                sample.payload = index == 1 ? nil : SamplePayload(tags: ["a"], weight: 2.5)
+                sample.optionalString = index == 0 ? nil : "x"
+                let bus = Bus(context: context)
+                bus.name = "M\(index)"
+                bus.capacity = Int32(index)
+                let tram = Tram(context: context)
+                tram.name = "T\(index)"
+                tram.length = 40.5
+            }
+            try context.save()
+            // Unsaved: a changed sample, a new tram, a deleted bus.
+            let samples = try context.fetch(FetchRequest(entityName: "Sample"), as: Sample.self)
+            samples[0].string = "changed"
+            Tram(context: context).name = "new"
+            if let bus = try context.fetch(FetchRequest(entityName: "Bus"), as: Bus.self).first { context.delete(bus) }
+
+            var request = FetchRequest(entityName: "Sample", sortDescriptors: [ObjectSortDescriptor("int32")])
+            request.resultType = .dictionaries
+            request.propertiesToFetch = ["int16", "int32", "int64", "double", "float", "bool", "string", "date", "data", "uuid", "url",
+                                         "decimal", "payload", "optionalString", "optionalInt", "withDefault"].map(FetchProperty.key)
+                + [FetchProperty(name: "id", keyPath: "SELF", function: nil)]
+            let info = try #require(context.model?.info(named: "Sample"))
+            #expect(try DictionaryFetch(request, info: info).readsStoredColumnsOnly(info))
+            #expect(text(try context.fetchDictionaries(request)) == text(try Self.keyPathDictionaries(request, in: context)))
+
+            var vehicles = FetchRequest(entityName: "Vehicle", sortDescriptors: [ObjectSortDescriptor("name")])
+            vehicles.resultType = .dictionaries
+            vehicles.propertiesToFetch = [.key("name"), FetchProperty(name: "id", keyPath: "SELF", function: nil)]
+            let found = try context.fetchDictionaries(vehicles)
+            #expect(found.count == 6)
+            #expect(text(found) == text(try Self.keyPathDictionaries(vehicles, in: context)))
+        }
+    }
 }

@@ -79,10 +79,14 @@ extension ManagedObjectContext {
         let run = try valueRows(request) { decoding, id, source -> [String: Any]? in
             // A subentity's row resolves the names in its own entity.
             let entity = ObjectIdentifier(id.info)
-            let fields = try fieldsByEntity[entity] ?? shaping.properties.map { property in
-                property.keyPath == "SELF" ? .objectID : try RowValueDecoding(info: id.info, context: self).resolve([property.keyPath])[0]
+            let fields: [RowValueDecoding.Field?]
+            if let resolved = fieldsByEntity[entity] {
+                fields = resolved
+            } else {
+                let resolver = RowValueDecoding(info: id.info, context: self)
+                fields = try shaping.properties.map { $0.keyPath == "SELF" ? .objectID : try resolver.resolve([$0.keyPath])[0] }
+                fieldsByEntity[entity] = fields
             }
-            fieldsByEntity[entity] = fields
             decoding.load(id: id, from: source)
             var dictionary: [String: Any] = Dictionary(minimumCapacity: fields.count)
             var identity: [String] = []
