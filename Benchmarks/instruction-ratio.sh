@@ -6,7 +6,8 @@
 #
 # usage: ./instruction-ratio.sh QUERY [REPEATS [ARBOR_STORE SQLITE_STORE [--compound]]]
 #   QUERY: geo80, geo800, empty, normalized, prefix, subquery; each but empty also with -values
-#   (the values path: a struct per row on both sides)
+#   (the values path: a struct per row on both sides), and normalized-dictionaries (a dictionary
+#   per row: Arbor's dictionary results, GRDB's Rows made into dictionaries)
 #   The stores default to those `arbor-bench transit` leaves in $TMPDIR/arbor-bench-transit
 #   (transit-compound.* with --compound for the (stop, departureTime) index).
 # Needs valgrind and a release build (swift build -c release).
@@ -24,9 +25,11 @@ case $query in
   geo80-values|geo800-values) arborSymbol='$s11arbor_bench16ArborTransitSideV9geoValues_6metersSaySdG9latencies_Si8checksumtAA11QueryPointsV_SdtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
   normalized-values|prefix-values) arborSymbol='$s11arbor_bench16ArborTransitSideV12prefixValues_19normalizedAttributeSaySdG9latencies_Si8checksumtAA11QueryPointsV_SbtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
   subquery-values) arborSymbol='$s11arbor_bench16ArborTransitSideV14subqueryValuesySaySdG9latencies_Si8checksumtAA11QueryPointsVKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
+  normalized-dictionaries) arborSymbol='$s11arbor_bench16ArborTransitSideV18prefixDictionariesySaySdG9latencies_Si8checksumtAA11QueryPointsVKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
   *) echo "unknown query $query" >&2; exit 2 ;;
 esac
 case $query in
+  normalized-dictionaries) sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV18prefixDictionariesySaySdG9latencies_Si8checksumtAA11QueryPointsVKFAeF_SiAGt4GRDB8DatabaseCKXEfU_yyKXEfU_' ;;
   *-values) sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV13measureValues_3sql_SaySdG9latencies_Si8checksumtSi_SS4GRDB18StatementArgumentsVSiXEtKFAfG_SiAHtAI8DatabaseCKXEfU_' ;;
   *) sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV7measure_3sql_SaySdG9latencies_Si8checksumtSi_SS4GRDB18StatementArgumentsVSiXEtKFAfG_SiAHtAI8DatabaseCKXEfU_' ;;
 esac

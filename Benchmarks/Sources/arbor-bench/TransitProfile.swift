@@ -77,6 +77,7 @@ struct TransitProfile: ParsableCommand {
         case "subquery-values": return try side.subqueryValues(points).latencies
         case "prefix-values": return try side.prefixValues(points, normalizedAttribute: false).latencies
         case "normalized-values": return try side.prefixValues(points, normalizedAttribute: true).latencies
+        case "normalized-dictionaries": return try side.prefixDictionaries(points).latencies
         default: throw ValidationError("unknown query \(query)")
         }
     }
@@ -91,6 +92,7 @@ protocol TransitQuerySide {
     func geoValues(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int)
     func subqueryValues(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int)
     func prefixValues(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int)
+    func prefixDictionaries(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int)
 }
 
 extension ArborTransitSide: TransitQuerySide {}

@@ -177,6 +177,18 @@ struct ArborTransitSide {
         }
     }
 
+    /// The normalizedName prefix query as dictionary results (Core Data's dictionary result type).
+    func prefixDictionaries(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
+        try measure(points.prefixes.count) { context, index in
+            var request = try normalizedRequest.request(["prefix": points.prefixes[index]])
+            request.resultType = .dictionaries
+            request.propertiesToFetch = StopRow.fetchedProperties.map(FetchProperty.key)
+            return try context.fetchDictionaries(request).reduce(0) { sum, row in
+                sum + Int(((row["identifier"] as? Int64) ?? 0) % 1000) + ((row["name"] as? String)?.utf8.count ?? 0)
+            }
+        }
+    }
+
     /// Every stop time through batched results of 50; returns the sum of departures (s).
     func iterate() throws -> Int {
         let context = container.newBackgroundContext()
@@ -306,6 +318,29 @@ struct SQLiteTransitSide {
     }
 
     static let rowColumns = "ZIDENTIFIER, ZNAME, ZLATITUDE, ZLONGITUDE"
+
+    /// The normalizedName prefix query as dictionaries (column name to value), GRDB's `Row`s
+    /// from a cached statement made into them.
+    func prefixDictionaries(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
+        try pool.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT \(Self.rowColumns) FROM ZSTOP WHERE ZNORMALIZEDNAME >= ? AND ZNORMALIZEDNAME < ?")
+            var latencies: [Double] = []
+            var checksum = 0
+            for prefix in points.prefixes {
+                var found = 0
+                latencies.append(try Clock.seconds {
+                    found = try Row.fetchAll(statement, arguments: [prefix, prefix + "\u{10FFFF}"]).reduce(0) { sum, row in
+                        let dictionary = Dictionary(uniqueKeysWithValues: row.map { ($0.0, $0.1) })
+                        let identifier = dictionary["ZIDENTIFIER"].flatMap { Int64.fromDatabaseValue($0) } ?? 0
+                        let name = dictionary["ZNAME"].flatMap { String.fromDatabaseValue($0) } ?? ""
+                        return sum + Int(identifier % 1000) + name.utf8.count
+                    }
+                } * 1000)
+                checksum += found
+            }
+            return (latencies, checksum)
+        }
+    }
 
     /// The SQL Core Data generates for `box AND SUBQUERY(…).@count != 0`, selecting `columns`.
     static func subquerySQL(_ columns: String) -> String {
