@@ -17,7 +17,8 @@ directory=${TMPDIR:-/tmp}/arbor-bench-transit
 arbor=${3:-$directory/transit.arbor}; sqlite=${4:-$directory/transit.sqlite}
 shift $(( $# < 4 ? $# : 4 ))
 # Arbor: the benchmark's per-query closure (fetch, reading identifier and name, releasing the
-# objects). SQLite: its read closure (the statement prepared once, then every query).
+# objects). SQLite: the read closure of `timed`, which every query kind runs through (the
+# statement prepared once, then every query).
 case $query in
   geo80|geo800|empty) arborSymbol='$s11arbor_bench16ArborTransitSideV3geo_6metersSaySdG9latencies_Si8checksumtAA11QueryPointsV_SdtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
   normalized|prefix) arborSymbol='$s11arbor_bench16ArborTransitSideV6prefix_19normalizedAttributeSaySdG9latencies_Si8checksumtAA11QueryPointsV_SbtKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
@@ -28,11 +29,7 @@ case $query in
   normalized-dictionaries) arborSymbol='$s11arbor_bench16ArborTransitSideV18prefixDictionariesySaySdG9latencies_Si8checksumtAA11QueryPointsVKFSi0C020ManagedObjectContextC_SitKXEfU_' ;;
   *) echo "unknown query $query" >&2; exit 2 ;;
 esac
-case $query in
-  normalized-dictionaries) sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV18prefixDictionariesySaySdG9latencies_Si8checksumtAA11QueryPointsVKFAeF_SiAGt4GRDB8DatabaseCKXEfU_yyKXEfU_' ;;
-  *-values) sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV13measureValues_3sql_SaySdG9latencies_Si8checksumtSi_SS4GRDB18StatementArgumentsVSiXEtKFAfG_SiAHtAI8DatabaseCKXEfU_' ;;
-  *) sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV7measure_3sql_SaySdG9latencies_Si8checksumtSi_SS4GRDB18StatementArgumentsVSiXEtKFAfG_SiAHtAI8DatabaseCKXEfU_' ;;
-esac
+sqliteSymbol='$s11arbor_bench17SQLiteTransitSideV5timed_3sql_SaySdG9latencies_Si8checksumtSi_SSSi4GRDB9StatementC_SitKXEtKFAfG_SiAHtAI8DatabaseCKXEfU_'
 cd "$(dirname "$0")"
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT

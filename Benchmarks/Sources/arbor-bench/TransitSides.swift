@@ -281,64 +281,51 @@ struct SQLiteTransitSide {
         }
     }
 
-    func measure(_ count: Int, sql: String, _ arguments: (Int) -> StatementArguments) throws -> (latencies: [Double], checksum: Int) {
-        try pool.read { db in
-            let statement = try db.makeStatement(sql: sql)
-            var latencies: [Double] = []
-            var checksum = 0
-            for index in 0..<count {
-                var found = 0
-                latencies.append(try Clock.seconds {
-                    // Whole rows, as Core Data fetches objects that are not faults.
-                    let rows = try Row.fetchAll(statement, arguments: arguments(index))
-                    found = rows.reduce(0) { $0 + Int(($1["ZIDENTIFIER"] as Int64? ?? 0) % 1000) + (($1["ZNAME"] as String?)?.utf8.count ?? 0) }
-                } * 1000)
-                checksum += found
-            }
-            return (latencies, checksum)
-        }
-    }
-
-    /// The values path's peer: the same columns decoded into the same struct, through GRDB's
-    /// `FetchableRecord` from the cached statement (columns by position, no name lookups).
-    func measureValues(_ count: Int, sql: String, _ arguments: (Int) -> StatementArguments) throws -> (latencies: [Double], checksum: Int) {
+    /// Times `count` queries of `sql`, its statement prepared once: `run` runs query `index`
+    /// and returns the checksum of what it read.
+    func timed(_ count: Int, sql: String, _ run: (Statement, Int) throws -> Int) throws -> (latencies: [Double], checksum: Int) {
         try pool.read { db in
             let statement = try db.cachedStatement(sql: sql)
             var latencies: [Double] = []
             var checksum = 0
             for index in 0..<count {
                 var found = 0
-                latencies.append(try Clock.seconds {
-                    found = try StopRow.fetchAll(statement, arguments: arguments(index)).reduce(0) { $0 + $1.checksum }
-                } * 1000)
+                latencies.append(try Clock.seconds { found = try run(statement, index) } * 1000)
                 checksum += found
             }
             return (latencies, checksum)
         }
     }
 
+    /// Whole rows, as Core Data fetches objects that are not faults.
+    func measure(_ count: Int, sql: String, _ arguments: (Int) -> StatementArguments) throws -> (latencies: [Double], checksum: Int) {
+        try timed(count, sql: sql) { statement, index in
+            try Row.fetchAll(statement, arguments: arguments(index))
+                .reduce(0) { $0 + Int(($1["ZIDENTIFIER"] as Int64? ?? 0) % 1000) + (($1["ZNAME"] as String?)?.utf8.count ?? 0) }
+        }
+    }
+
+    /// The values path's peer: the same columns decoded into the same struct, through GRDB's
+    /// `FetchableRecord` (columns by position, no name lookups).
+    func measureValues(_ count: Int, sql: String, _ arguments: (Int) -> StatementArguments) throws -> (latencies: [Double], checksum: Int) {
+        try timed(count, sql: sql) { statement, index in
+            try StopRow.fetchAll(statement, arguments: arguments(index)).reduce(0) { $0 + $1.checksum }
+        }
+    }
+
     static let rowColumns = "ZIDENTIFIER, ZNAME, ZLATITUDE, ZLONGITUDE"
 
     /// The normalizedName prefix query as dictionaries (column name to value), GRDB's `Row`s
-    /// from a cached statement made into them.
+    /// made into them.
     func prefixDictionaries(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
-        try pool.read { db in
-            let statement = try db.cachedStatement(sql: "SELECT \(Self.rowColumns) FROM ZSTOP WHERE ZNORMALIZEDNAME >= ? AND ZNORMALIZEDNAME < ?")
-            var latencies: [Double] = []
-            var checksum = 0
-            for prefix in points.prefixes {
-                var found = 0
-                latencies.append(try Clock.seconds {
-                    found = try Row.fetchAll(statement, arguments: [prefix, prefix + "\u{10FFFF}"]).reduce(0) { sum, row in
-                        let dictionary = Dictionary(uniqueKeysWithValues: row.map { ($0.0, $0.1) })
-                        let identifier = dictionary["ZIDENTIFIER"].flatMap { Int64.fromDatabaseValue($0) } ?? 0
-                        let name = dictionary["ZNAME"].flatMap { String.fromDatabaseValue($0) } ?? ""
-                        return sum + Int(identifier % 1000) + name.utf8.count
-                    }
-                } * 1000)
-                checksum += found
+        try timed(points.prefixes.count, sql: "SELECT \(Self.rowColumns) FROM ZSTOP WHERE ZNORMALIZEDNAME >= ? AND ZNORMALIZEDNAME < ?") { statement, index in
+            let prefix = points.prefixes[index]
+            return try Row.fetchAll(statement, arguments: [prefix, prefix + "\u{10FFFF}"]).reduce(0) { sum, row in
+                let dictionary = Dictionary(uniqueKeysWithValues: row.map { ($0.0, $0.1) })
+                let identifier = dictionary["ZIDENTIFIER"].flatMap { Int64.fromDatabaseValue($0) } ?? 0
+                let name = dictionary["ZNAME"].flatMap { String.fromDatabaseValue($0) } ?? ""
+                return sum + Int(identifier % 1000) + name.utf8.count
             }
-            return (latencies, checksum)
         }
     }
 

@@ -279,16 +279,7 @@ extension ObjectPredicate {
     /// The predicate with each free `$variable` replaced by its expression in `values`
     /// (variables a SUBQUERY binds stay).
     func substituting(_ values: TemplateBindings) -> ObjectPredicate {
-        switch self {
-        case .true, .false: return self
-        case .and(let parts): return .and(parts.map { $0.substituting(values) })
-        case .or(let parts): return .or(parts.map { $0.substituting(values) })
-        case .not(let part): return .not(part.substituting(values))
-        case .comparison(var comparison):
-            comparison.left = comparison.left.substituting(expressions: values)
-            comparison.right = comparison.right.substituting(expressions: values)
-            return .comparison(comparison)
-        }
+        mappingComparisons { $0.substituting(expressions: values) }
     }
 }
 

@@ -2,18 +2,24 @@
 /// predicate on the member itself, whether a predicate reads its object's columns, and the
 /// order of an AND's parts by cost.
 extension ObjectPredicate {
-    /// The predicate with `$variable.path` replaced by `path` (evaluated on the member itself).
-    func replacingVariable(_ variable: String) -> ObjectPredicate {
+    /// The predicate with `transform` applied to both sides of every comparison: the walk
+    /// every rewriting of a predicate's expressions shares.
+    func mappingComparisons(_ transform: (PredicateExpression) -> PredicateExpression) -> ObjectPredicate {
         switch self {
         case .true, .false: return self
-        case .and(let parts): return .and(parts.map { $0.replacingVariable(variable) })
-        case .or(let parts): return .or(parts.map { $0.replacingVariable(variable) })
-        case .not(let part): return .not(part.replacingVariable(variable))
+        case .and(let parts): return .and(parts.map { $0.mappingComparisons(transform) })
+        case .or(let parts): return .or(parts.map { $0.mappingComparisons(transform) })
+        case .not(let part): return .not(part.mappingComparisons(transform))
         case .comparison(var comparison):
-            comparison.left = comparison.left.replacingVariable(variable)
-            comparison.right = comparison.right.replacingVariable(variable)
+            comparison.left = transform(comparison.left)
+            comparison.right = transform(comparison.right)
             return .comparison(comparison)
         }
+    }
+
+    /// The predicate with `$variable.path` replaced by `path` (evaluated on the member itself).
+    func replacingVariable(_ variable: String) -> ObjectPredicate {
+        mappingComparisons { $0.replacingVariable(variable) }
     }
 
     /// Whether the predicate still mentions `$variable` (then it cannot be evaluated on the

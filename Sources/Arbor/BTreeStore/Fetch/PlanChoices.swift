@@ -42,11 +42,7 @@ extension QueryPlanner {
         let stated = statedConditions(parts, info: info, store: store)
         let conditions = columnConditions(parts, stated)
         guard let (_, ranges, used, exact) = ranges(for: index, conditions) else { return nil }
-        var plan = QueryPlan(entity: info, access: .index(index, ranges), usedConditions: used)
-        plan.keyFilters = keyFilters(for: index, conditions, skipping: exact)
-        if !index.isNormalized {
-            plan.residual = .part(residual(parts, stated, answeredBy: index, info: info))
-        }
+        var plan = indexPlan(index, ranges, used: used, exact: exact, parts: parts, stated: stated, conditions: conditions, info: info)
         plan.reusedChoice = true
         return plan
     }

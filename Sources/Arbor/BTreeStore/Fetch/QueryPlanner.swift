@@ -208,10 +208,18 @@ enum QueryPlanner {
             }
             return QueryPlan(entity: info, access: .scan, usedConditions: [])
         }
-        var plan = QueryPlan(entity: info, access: .index(best.index, best.ranges), usedConditions: best.used)
-        plan.keyFilters = keyFilters(for: best.index, conditions, skipping: best.exact)
-        if !best.index.isNormalized {
-            plan.residual = .part(residual(parts, stated, answeredBy: best.index, info: info))
+        return indexPlan(best.index, best.ranges, used: best.used, exact: best.exact, parts: parts, stated: stated,
+                         conditions: conditions, info: info)
+    }
+
+    /// The search of `ranges` of `index`: the key filters for the conditions the ranges leave,
+    /// and the residual of the conjuncts the index does not answer.
+    static func indexPlan(_ index: EntityInfo.Index, _ ranges: [KeyRange], used: [ConditionLabel], exact: KeyPositions,
+                          parts: [ObjectPredicate], stated: [(Int, Condition)?], conditions: ColumnConditions, info: EntityInfo) -> QueryPlan {
+        var plan = QueryPlan(entity: info, access: .index(index, ranges), usedConditions: used)
+        plan.keyFilters = keyFilters(for: index, conditions, skipping: exact)
+        if !index.isNormalized {
+            plan.residual = .part(residual(parts, stated, answeredBy: index, info: info))
         }
         return plan
     }
