@@ -138,7 +138,7 @@ struct ObjectCommandTests {
         }
         let lines = text.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
         #expect(Array(lines.prefix(3)) == ["name latitude", "------------ --------", "Hermannplatz 52.487"])
-        #expect(lines[4] == "THEN DICTIONARIES (name, latitude) FROM STORED COLUMNS, NO OBJECTS")
+        #expect(lines[4] == "THEN DICTIONARIES (name, latitude) FROM STORED COLUMNS IN PLACE, NO OBJECTS")
         #expect(lines[5] == "examined 1, matched 1")
         #expect(lines[6].hasPrefix("1 row in "))
         let explained = try Self.collect {
@@ -146,7 +146,7 @@ struct ObjectCommandTests {
                                    explain: true, options: options, write: $0)
         }
         #expect(explained == "plan: SEARCH index.Stop.unique_stopID (stopID == \"11\") THEN fk.StopTime.stop\n"
-            + "THEN DICTIONARIES (stop, departureTime) FROM STORED COLUMNS, NO OBJECTS\nexamined 3, matched 1\n")
+            + "THEN DICTIONARIES (stop, departureTime) FROM STORED COLUMNS IN PLACE, NO OBJECTS\nexamined 3, matched 1\n")
     }
 
     @Test("a malformed predicate, an unknown key, entity, sort key or property is a usage error (exit 64), not a crash",

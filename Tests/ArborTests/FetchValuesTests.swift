@@ -223,13 +223,19 @@ struct FetchValuesTests {
             try context.save()
             let request = FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: "identifier >= 1"))
             let positional = try #require(try context.explainValues(request, as: PositionalRow.self).first)
-            #expect(positional.valuePath == "VALUES PositionalRow BY POSITION (objectID, identifier, name, latitude, normalizedName, parent) FROM STORED COLUMNS, NO OBJECTS")
+            #expect(positional.valuePath == "VALUES PositionalRow BY POSITION (objectID, identifier, name, latitude, normalizedName, parent) FROM STORED COLUMNS IN PLACE, NO OBJECTS")
             #expect(positional.rowsMatched == 2)
             #expect(positional.plan == (try context.explain(request).first?.plan))
 
             struct Named: Decodable { var name: String; var identifier: Int64 }
             let named = try #require(try context.explainValues(request, as: Named.self).first)
+            // Read by key: decoded from whole rows (the keys are learned from the first).
             #expect(named.valuePath == "VALUES Named BY KEY (name, identifier) FROM STORED COLUMNS, NO OBJECTS")
+            var sorted = request
+            sorted.sortDescriptors = [ObjectSortDescriptor("name")]
+            // A sort needs the rows kept: not in place.
+            #expect(try context.explainValues(sorted, as: PositionalRow.self).first?.valuePath
+                == "VALUES PositionalRow BY POSITION (objectID, identifier, name, latitude, normalizedName, parent) FROM STORED COLUMNS, NO OBJECTS")
 
             // An unsaved change: that row is read from its object.
             let changed = try #require(try context.fetch(request, as: Stop.self).first)

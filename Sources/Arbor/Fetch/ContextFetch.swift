@@ -39,6 +39,19 @@ struct ContextFetch: ~Copyable {
         try ContextFetch(context, request, extraKeyPaths: extraKeyPaths).run(request, onProgress: onProgress)
     }
 
+    /// The value path: for each row `request` matches, in the order `rows(of:)` would give
+    /// it after offset and limit, `slots` is loaded from its stored columns and `visit` called
+    /// with its ID and store; no row is kept. nil, with nothing read, when unsaved changes take
+    /// part or the request sorts (values must then come through `rows(of:)`).
+    /// - Throws: what `rows(of:)` throws; what `visit` throws.
+    static func visitStoredRows(of request: FetchRequest, in context: ManagedObjectContext, loading slots: RowSlots,
+                                _ visit: (ObjectID, PersistentStore) throws -> Void) throws -> [FetchStatistics]? {
+        guard request.sortDescriptors.isEmpty else { return nil }
+        let fetch = try ContextFetch(context, request, extraKeyPaths: [])
+        guard !fetch.pending else { return nil }
+        return try fetch.visit(request, slots, visit)
+    }
+
     private init(_ context: ManagedObjectContext, _ request: FetchRequest, extraKeyPaths: [String]) throws {
         guard let coordinator = context.persistentStoreCoordinator, let model = context.model else { throw ContextError.noPersistentStore }
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
@@ -74,6 +87,34 @@ struct ContextFetch: ~Copyable {
         let page = DictionaryFetch.paged(entries, request)
         log(request, statistics, returned: page.count, since: started)
         return (page, statistics)
+    }
+
+    /// `visitStoredRows` once it applies: each store in turn visits its matches; the first
+    /// `fetchOffset` are passed over and the visit stops at `fetchLimit`.
+    private func visit(_ request: FetchRequest, _ slots: RowSlots,
+                       _ body: (ObjectID, PersistentStore) throws -> Void) throws -> [FetchStatistics] {
+        let started = ContinuousClock.now
+        var query = StoreQuery(entity: info, predicate: request.predicate, includesSubentities: request.includesSubentities,
+                               needsRows: true, prepared: request.prepared)
+        let offset = max(request.fetchOffset, 0)
+        let limit = request.fetchLimit > 0 ? request.fetchLimit : nil
+        var matched = 0, returned = 0
+        var statistics: [FetchStatistics] = []
+        for store in context.searchedStores(request, info, coordinator) {
+            if let limit {
+                if returned >= limit { break }
+                // The rows this store may stop after: those still to pass over, then the rest of the page.
+                query.rowLimit = offset + limit - matched
+            }
+            statistics.append(try store.storage.visitMatches(query, loading: slots) { id in
+                matched += 1
+                guard matched > offset, limit.map({ returned < $0 }) ?? true else { return }
+                returned += 1
+                try body(id, store)
+            })
+        }
+        log(request, statistics, returned: returned, since: started)
+        return statistics
     }
 
     /// Every searched store's rows, one store after another.

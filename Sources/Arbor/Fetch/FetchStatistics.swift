@@ -18,7 +18,8 @@ public struct FetchStatistics: Equatable, Sendable {
     public var memberChecks = 0
     /// For a value or dictionary fetch read from stored columns (`explainValues`, or `explain`
     /// of a dictionary request): what the rows become, e.g. `VALUES StopRow BY POSITION
-    /// (identifier, name) FROM STORED COLUMNS, NO OBJECTS`. Nil for objects.
+    /// (identifier, name) FROM STORED COLUMNS IN PLACE, NO OBJECTS` (in place: decoded where
+    /// the rows lie in their pages, without unsaved changes or a sort in the way). Nil for objects.
     public var valuePath: String?
 
     /// The counts as `explain` prints them: `examined 72, matched 7, 70 candidates checked by the join`.

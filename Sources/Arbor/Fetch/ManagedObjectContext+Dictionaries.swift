@@ -70,13 +70,15 @@ extension ManagedObjectContext {
     /// Dictionaries of stored columns (see `DictionaryFetch.readsStoredColumnsOnly`): the
     /// path `fetchValues(_:as:)` takes, with the same values the key-path path gives.
     func columnDictionaries(_ shaping: DictionaryFetch) throws
-        -> (dictionaries: [[String: Any]], statistics: [FetchStatistics], fromObjects: Int) {
+        -> (dictionaries: [[String: Any]], statistics: [FetchStatistics], fromObjects: Int, inPlace: Bool) {
         let distinct = shaping.request.returnsDistinctResults
         // Distinct results are paged after repeats are dropped; others page in the fetch.
         let request = distinct ? shaping.rowRequest : shaping.request
         var fieldsByEntity: [ObjectIdentifier: [RowValueDecoding.Field?]] = [:]
         var seen: Set<String> = []
-        let run = try valueRows(request) { decoding, id, source -> [String: Any]? in
+        let decoding = try valueDecoding(request)
+        let base = try shaping.properties.map { $0.keyPath == "SELF" ? .objectID : try decoding.resolve([$0.keyPath])[0] }
+        let run = try valueRows(request, decoding, slots: RowValueDecoding.slots(base)) { decoding, id, source -> [String: Any]? in
             // A subentity's row resolves the names in its own entity.
             let entity = ObjectIdentifier(id.info)
             let fields: [RowValueDecoding.Field?]
@@ -105,7 +107,7 @@ extension ManagedObjectContext {
             return dictionary
         }
         let dictionaries = run.values.compactMap { $0 }
-        return (distinct ? DictionaryFetch.paged(dictionaries, shaping.request) : dictionaries, run.statistics, run.fromObjects)
+        return (distinct ? DictionaryFetch.paged(dictionaries, shaping.request) : dictionaries, run.statistics, run.fromObjects, run.inPlace)
     }
 }
 

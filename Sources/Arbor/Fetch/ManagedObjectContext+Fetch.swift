@@ -113,13 +113,14 @@ extension ManagedObjectContext {
 
     /// The plan of each store's part of `request`, and the rows it examined when run. A
     /// dictionary request read from stored columns ends with its value step
-    /// (`FetchStatistics.valuePath`: `DICTIONARIES (…) FROM STORED COLUMNS, NO OBJECTS`).
+    /// (`FetchStatistics.valuePath`: `DICTIONARIES (…) FROM STORED COLUMNS IN PLACE, NO OBJECTS`).
     public func explain(_ request: FetchRequest) throws -> [FetchStatistics] {
         if request.resultType == .dictionaries, let info = model?.info(named: request.entityName) {
             let shaping = try DictionaryFetch(request, info: info)
             if shaping.readsStoredColumnsOnly(info) {
                 let run = try columnDictionaries(shaping)
-                return Self.withValuePath(run.statistics, "DICTIONARIES", shaping.properties.map(\.keyPath), fromObjects: run.fromObjects)
+                return Self.withValuePath(run.statistics, "DICTIONARIES", shaping.properties.map(\.keyPath), fromObjects: run.fromObjects,
+                                          inPlace: run.inPlace)
             }
         }
         return try execute(request).statistics

@@ -39,12 +39,12 @@ extension ManagedObjectContext {
     }
 
     private func positionalRun<T: FetchableValue>(_ request: FetchRequest, as type: T.Type) throws -> ValueRun<T> {
-        var fields: [RowValueDecoding.Field?]?
-        return try valueRows(request) { decoding, id, source in
-            let resolved = try fields ?? decoding.resolve(T.fetchedProperties)
-            fields = resolved
+        let decoding = try valueDecoding(request)
+        // Resolved before any row is read: a property the entity lacks is an error even when no row matches.
+        let fields = try decoding.resolve(T.fetchedProperties)
+        return try valueRows(request, decoding, slots: RowValueDecoding.slots(fields)) { decoding, id, source in
             decoding.load(id: id, from: source)
-            return try T(row: FetchedRowValues(decoding: decoding, fields: resolved))
+            return try T(row: FetchedRowValues(decoding: decoding, fields: fields))
         }
     }
 
@@ -52,19 +52,34 @@ extension ManagedObjectContext {
     /// or from its object's current values when the context changed it.
     func forEachValueRow<T>(_ request: FetchRequest,
                             _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> [T] {
-        try valueRows(request, make).values
+        try valueRows(request, try valueDecoding(request), slots: nil, make).values
     }
 
-    /// `forEachValueRow` with what `explain` reports (see `ValueRun`).
-    func valueRows<T>(_ request: FetchRequest, _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> ValueRun<T> {
+    /// The decoding of `request`'s rows.
+    /// - Throws: `ContextError.noPersistentStore`, `.unknownEntity`.
+    func valueDecoding(_ request: FetchRequest) throws -> RowValueDecoding {
         guard let model else { throw ContextError.noPersistentStore }
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        return RowValueDecoding(info: info, context: self)
+    }
+
+    /// `forEachValueRow` with what `explain` reports (see `ValueRun`). With the stored columns
+    /// `make` reads (`slots`), and no unsaved change or sort in the way, each row is visited
+    /// where it lies in its page and only those columns are decoded (`ContextFetch.visitStoredRows`).
+    func valueRows<T>(_ request: FetchRequest, _ decoding: RowValueDecoding, slots: [Int]?,
+                      _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> ValueRun<T> {
         var rowsRequest = request
         rowsRequest.resultType = .managedObjects
         rowsRequest.includesPropertyValues = true
-        let (entries, statistics) = try execute(rowsRequest)
-        let decoding = RowValueDecoding(info: info, context: self)
         var values: [T] = []
+        if let slots {
+            let loaded = RowSlots(slots, columnCount: decoding.info.columnCount)
+            let visited = try ContextFetch.visitStoredRows(of: rowsRequest, in: self, loading: loaded) { id, store in
+                values.append(try make(decoding, id, .slots(loaded, store.references)))
+            }
+            if let visited { return ValueRun(values: values, statistics: visited, decoding: decoding, fromObjects: 0, inPlace: true) }
+        }
+        let (entries, statistics) = try execute(rowsRequest)
         values.reserveCapacity(entries.count)
         var lastStore: PersistentStore?
         var fromObjects = 0
@@ -80,7 +95,7 @@ extension ManagedObjectContext {
                 values.append(try make(decoding, entry.id, .object(object)))
             }
         }
-        return ValueRun(values: values, statistics: statistics, decoding: decoding, fromObjects: fromObjects)
+        return ValueRun(values: values, statistics: statistics, decoding: decoding, fromObjects: fromObjects, inPlace: false)
     }
 
     /// The plan of each store's part of `request` as `fetchValues(_:as:)` runs it for `T`,
@@ -93,14 +108,17 @@ extension ManagedObjectContext {
 
     private func explainPositional<T: FetchableValue>(_ request: FetchRequest, as type: T.Type) throws -> [FetchStatistics] {
         let run = try positionalRun(request, as: type)
-        return Self.withValuePath(run.statistics, "VALUES \(T.self) BY POSITION", T.fetchedProperties, fromObjects: run.fromObjects)
+        return Self.withValuePath(run.statistics, "VALUES \(T.self) BY POSITION", T.fetchedProperties, fromObjects: run.fromObjects, inPlace: run.inPlace)
     }
 
     /// `explainValues` for a `Decodable` type: the keys are those its decoding asked for.
     public func explainValues<T: Decodable>(_ request: FetchRequest, as type: T.Type) throws -> [FetchStatistics] {
-        let run = try valueRows(request) { decoding, id, source in try decoding.decode(type, id: id, from: source) }
+        let run = try valueRows(request, try valueDecoding(request), slots: nil) { decoding, id, source in
+            try decoding.decode(type, id: id, from: source)
+        }
         let keys = run.decoding.recordedKeys
-        return Self.withValuePath(run.statistics, "VALUES \(T.self) BY KEY", keys.isEmpty ? ["no row decoded"] : keys, fromObjects: run.fromObjects)
+        return Self.withValuePath(run.statistics, "VALUES \(T.self) BY KEY", keys.isEmpty ? ["no row decoded"] : keys, fromObjects: run.fromObjects,
+                                  inPlace: run.inPlace)
     }
 
     /// A type that is both: read by position, its `FetchableValue` way.
@@ -108,10 +126,12 @@ extension ManagedObjectContext {
         try explainPositional(request, as: type)
     }
 
-    /// `statistics` with the value step: `what (properties) FROM STORED COLUMNS, NO OBJECTS`.
-    static func withValuePath(_ statistics: [FetchStatistics], _ what: String, _ properties: [String], fromObjects: Int) -> [FetchStatistics] {
+    /// `statistics` with the value step: `what (properties) FROM STORED COLUMNS[ IN PLACE], NO
+    /// OBJECTS` (in place: decoded where the rows lie in their pages, no row kept).
+    static func withValuePath(_ statistics: [FetchStatistics], _ what: String, _ properties: [String], fromObjects: Int,
+                              inPlace: Bool) -> [FetchStatistics] {
         let unsaved = fromObjects == 0 ? "" : "; \(fromObjects) row\(fromObjects == 1 ? "" : "s") from changed objects"
-        let path = "\(what) (\(properties.joined(separator: ", "))) FROM STORED COLUMNS, NO OBJECTS" + unsaved
+        let path = "\(what) (\(properties.joined(separator: ", "))) FROM STORED COLUMNS\(inPlace ? " IN PLACE" : ""), NO OBJECTS" + unsaved
         return statistics.map { var statistics = $0; statistics.valuePath = path; return statistics }
     }
 
@@ -137,10 +157,12 @@ extension ManagedObjectContext {
 }
 
 /// What a value fetch read: the values, each store's statistics, the decoding (the keys it was
-/// asked for) and how many rows came from changed objects.
+/// asked for), how many rows came from changed objects and whether rows were read in place.
 struct ValueRun<T> {
     var values: [T]
     var statistics: [FetchStatistics]
     let decoding: RowValueDecoding
     var fromObjects: Int
+    /// Whether the rows were visited in place (`ContextFetch.visitStoredRows`).
+    var inPlace: Bool
 }

@@ -30,6 +30,8 @@ final class RowValueDecoding {
     enum Source {
         case none
         case columns(RowColumns, StoredReferences?)
+        /// The columns a visit loaded (see `RowSlots`), and the store's references.
+        case slots(RowSlots, StoredReferences?)
         case object(ManagedObject)
     }
 
@@ -55,6 +57,17 @@ final class RowValueDecoding {
 
     /// The names a `FetchableValue` reads, by position (for errors).
     private(set) var names: [String] = []
+
+    /// The stored columns `fields` read: what a visit loads (`RowSlots`).
+    static func slots(_ fields: [Field?]) -> [Int] {
+        fields.compactMap { field in
+            switch field {
+            case .attribute(let slot)?: return slot
+            case .toOne(let relationship)?: return relationship.slot
+            case .objectID?, nil: return nil
+            }
+        }
+    }
 
     /// The fields of `names` in the fetched entity, by position.
     /// - Throws: `FetchValueError.unknownProperty` for a name the entity lacks.
@@ -97,6 +110,9 @@ final class RowValueDecoding {
     func value(slot: Int) -> AttributeValue {
         switch source {
         case .columns(let columns, _): return Self.value(slot: slot, in: columns)
+        case .slots(let slots, _):
+            if case .value(let value) = slots.column(slot) { return value }
+            return .null
         case .object(let object): return context.currentAttribute(object, slot: slot)
         case .none: return .null
         }
@@ -119,6 +135,9 @@ final class RowValueDecoding {
         switch source {
         case .columns(let columns, let references):
             guard relationship.slot < columns.count, case .reference(let code, let key) = columns[relationship.slot] else { return nil }
+            return references?.objectID(code: code, key: key)
+        case .slots(let slots, let references):
+            guard case .reference(let code, let key) = slots.column(relationship.slot) else { return nil }
             return references?.objectID(code: code, key: key)
         case .object(let object): return context.toOneTarget(object, relationship)
         case .none: return nil

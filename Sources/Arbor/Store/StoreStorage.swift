@@ -35,6 +35,13 @@ protocol StoreStorage: AnyObject, Sendable {
     /// The rows `query` matches, with the values of its key paths, and what the search did.
     func fetch(_ query: StoreQuery) throws -> (rows: [FetchedRow], statistics: FetchStatistics)
 
+    /// The rows `query` matches, in the order `fetch` would return them: for each, `slots` is
+    /// loaded with its columns and `visit` called with its ID; no row is kept. The value path
+    /// (`fetchValues`, dictionary results): `query` has no key paths and no sort.
+    /// - Throws: what `fetch` throws; what `visit` throws, which ends the visit.
+    /// - Complexity: as `fetch`, decoding only the columns of `slots`.
+    func visitMatches(_ query: StoreQuery, loading slots: RowSlots, _ visit: (ObjectID) throws -> Void) throws -> FetchStatistics
+
     /// Calls `body` with the primary key and entity code of every row of `info` (and its
     /// sub-entities when asked), in primary-key order, without decoding rows.
     func forEachKey(_ info: EntityInfo, includesSubentities: Bool, _ body: (Int64, UInt16) throws -> Void) throws
@@ -72,6 +79,19 @@ protocol StoreStorage: AnyObject, Sendable {
     func pendingDerivations() throws -> [String]
     /// Notes that the pending derived attributes are computed.
     func clearPendingDerivations() throws
+}
+
+extension StoreStorage {
+    /// `visitMatches` through `fetch`, for a storage that holds decoded rows.
+    func visitMatches(_ query: StoreQuery, loading slots: RowSlots, _ visit: (ObjectID) throws -> Void) throws -> FetchStatistics {
+        let (rows, statistics) = try fetch(query)
+        for entry in rows {
+            guard let row = entry.row else { continue }
+            slots.load(row.columns)
+            try visit(entry.id)
+        }
+        return statistics
+    }
 }
 
 /// What a store fetch is asked: the rows of `entity` (and its sub-entities when asked) that

@@ -32,6 +32,21 @@ extension BTreeStore {
         return (result, statistics)
     }
 
+    /// Plans `query` as `fetchRows` does and visits its matches in one snapshot: `slots` loaded
+    /// from each row where it lies in its page, then `visit` called with the row's ID. `query`
+    /// has no key paths (its caller sorts nothing).
+    /// - Complexity: as `fetchRows`, decoding only the columns of `slots`; keeps no row.
+    func visitMatches(_ query: StoreQuery, loading slots: RowSlots, _ visit: (ObjectID) throws -> Void) throws -> FetchStatistics {
+        precondition(query.keyPaths.isEmpty, "a visit follows no key path")
+        return try withoutActuallyEscaping(visit) { visit in
+            let found = FetchAccumulator()
+            found.visit = RowVisit(slots: slots, body: visit)
+            return try walkMatches(QueryPlanner.plan(query, store: self), predicate: query.predicate,
+                                   includesSubentities: query.includesSubentities, keyPaths: [],
+                                   onProgress: query.onProgress, into: found, transaction: nil)
+        }
+    }
+
     /// The primary keys and entity codes of the rows of `info` (and its sub-entities when
     /// asked) that satisfy `predicate`, in the order the plan reads them, read in `tx` (a write
     /// transaction's own state, for a batch request): planned and evaluated as a fetch, keeping
@@ -134,8 +149,49 @@ extension BTreeStore {
                     found.append(FetchedRow(id: id, row: row, values: values))
                     return true
                 }
+                /// For a visit (`found.visit`): whether the stored row `bytes` of `pk` matches
+                /// (its entity, then what is left to evaluate unless `checked`); if so, its slots
+                /// are loaded and its ID returned, for the visitor to be called once the row's
+                /// page is let go.
+                func visitStored(_ pk: Int64, _ bytes: UnsafeRawBufferPointer, _ visit: RowVisit, checked: Bool) throws -> ObjectID? {
+                    found.examined += 1
+                    if found.examined % 256 == 0, let onProgress { try onProgress(found.examined) }
+                    guard let code = RowCodec.entityCode(ofRow: bytes) else {
+                        throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
+                    }
+                    let concrete: EntityInfo
+                    if code == info.code {
+                        concrete = info
+                    } else if includesSubentities && info.descendantCodes.contains(code), let sub = model.infosByCode[code] {
+                        concrete = sub
+                    } else {
+                        return nil
+                    }
+                    let id = ObjectID(info: concrete, store: identifier, key: pk)
+                    if !checked {
+                        if let residual {
+                            let row = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")
+                            guard try evaluator.evaluate(residual, RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)) else { return nil }
+                        }
+                        if !found.memberChecks.isEmpty, try !passesMemberChecks(pk) { return nil }
+                    }
+                    try visit.slots.load(encoded: bytes) { "\(info.rowTree)/\(pk)" }
+                    found.noteVisited()
+                    return id
+                }
+                /// Takes the stored row `bytes` of `pk`: visited (`found.visit`), or decoded
+                /// and considered. Whether it matched.
+                @discardableResult
+                func take(_ pk: Int64, _ bytes: UnsafeRawBufferPointer, checked: Bool = false) throws -> Bool {
+                    if let visit = found.visit {
+                        guard let id = try visitStored(pk, bytes, visit, checked: checked) else { return false }
+                        try visit.body(id)
+                        return true
+                    }
+                    return try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"), checked: checked)
+                }
                 /// Considers the stored row `bytes` of `pk`: by its key and entity code alone when
-                /// they suffice, else decoded and evaluated.
+                /// they suffice, else taken (`take`).
                 func considerStored(_ pk: Int64, _ bytes: UnsafeRawBufferPointer) throws {
                     if keysSuffice {
                         guard let code = RowCodec.entityCode(ofRow: bytes) else {
@@ -143,7 +199,7 @@ extension BTreeStore {
                         }
                         try considerKey(pk, code: code)
                     } else {
-                        try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
+                        try take(pk, bytes)
                     }
                 }
                 /// Reads every row of the entity's tree.
@@ -207,8 +263,10 @@ extension BTreeStore {
                     // A row counts when it has the entity the predicate named it with.
                     try visitRows(tx, tree: info.rowTree, keys: named.keys) { pk, bytes in
                         if let limit, found.matched >= limit { return false }
-                        let row = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")
-                        if named.contains(pk, code: row.entityCode) { try consider(pk, row) } else { found.examined += 1 }
+                        guard let code = RowCodec.entityCode(ofRow: bytes) else {
+                            throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
+                        }
+                        if named.contains(pk, code: code) { try take(pk, bytes) } else { found.examined += 1 }
                         return true
                     }
                 case .related(let search):
@@ -217,7 +275,7 @@ extension BTreeStore {
                     found.examined += examined
                     try visitRows(tx, tree: info.rowTree, keys: owners) { pk, bytes in
                         if let limit, found.matched >= limit { return false }
-                        try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"))
+                        try take(pk, bytes)
                         return true
                     }
                 }
@@ -288,13 +346,24 @@ extension BTreeStore {
                             }
                             checked = true
                         }
-                        // Decoded where it lies in its page: no copy of the row's bytes.
-                        guard let row = try withRow(rows, pk, endingEntry: key, at: pkStart, {
-                            try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)")
-                        }) else {
+                        // Read where it lies in its page: no copy of the row's bytes.
+                        let taken: Bool?
+                        if let visit = found.visit {
+                            taken = try withRow(rows, pk, endingEntry: key, at: pkStart) { try visitStored(pk, $0, visit, checked: checked) }
+                                .map { id in
+                                    guard let id else { return false }
+                                    try visit.body(id)
+                                    return true
+                                }
+                        } else {
+                            taken = try withRow(rows, pk, endingEntry: key, at: pkStart) {
+                                try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)")
+                            }.map { try consider(pk, $0, checked: checked) }
+                        }
+                        guard let taken else {
                             throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                         }
-                        if try consider(pk, row, checked: checked) {
+                        if taken {
                             matched += 1
                             if let ordering {
                                 lastSortKey = TupleKey.componentRange(in: key, at: ordering.position).map { Array(key[$0]) }
@@ -387,9 +456,22 @@ final class FetchAccumulator {
     /// How many rows met the predicate.
     @exclusivity(unchecked) private(set) var matched = 0
 
+    /// For `visitMatches`: the columns to load and the visitor, instead of keeping rows.
+    @exclusivity(unchecked) var visit: RowVisit?
+
+    /// A row visited (`visit`) matched.
+    @inline(__always)
+    func noteVisited() { matched += 1 }
+
     @inline(__always)
     func append(_ row: FetchedRow) {
         matched += 1
         if keysOnly { keys.append((row.id.primaryKey, row.id.info.code)) } else { rows.append(row) }
     }
+}
+
+/// What `BTreeStore.visitMatches` does with each match: loads `slots`, then calls `body`.
+struct RowVisit {
+    let slots: RowSlots
+    let body: (ObjectID) throws -> Void
 }

@@ -1,0 +1,72 @@
+import Foundation
+
+/// The columns a value fetch reads from each row it visits (`StoreStorage.visitMatches`), decoded
+/// from the row's stored bytes where they lie: the columns before and between them are skipped
+/// by their tags and lengths, and nothing is kept of the row but these values, which the next
+/// row overwrites.
+///
+/// One fetch, one thread: the values are reloaded per row and read before the next.
+final class RowSlots {
+    /// The slots read, ascending, each once.
+    let slots: [Int]
+    /// For each slot up to the largest read: its position in `values`, or -1.
+    private let positions: [Int]
+    /// The current row's value of each slot of `slots`.
+    @exclusivity(unchecked) private var values: [ColumnValue]
+
+    /// Reads `slots` (any order, repeats allowed) of rows of an entity with `columnCount`
+    /// columns; slots past them (transient attributes) are not stored and read as nil.
+    init(_ slots: some Sequence<Int>, columnCount: Int) {
+        self.slots = Array(Set(slots.filter { $0 >= 0 && $0 < columnCount })).sorted()
+        var positions = [Int](repeating: -1, count: (self.slots.last ?? -1) + 1)
+        for (position, slot) in self.slots.enumerated() { positions[slot] = position }
+        self.positions = positions
+        values = Array(repeating: .null, count: self.slots.count)
+    }
+
+    /// The current row's column `slot` (`.null` for a slot not read).
+    @inline(__always)
+    func column(_ slot: Int) -> ColumnValue {
+        guard slot >= 0, slot < positions.count else { return .null }
+        let position = positions[slot]
+        return position < 0 ? .null : values[position]
+    }
+
+    /// Makes the slots of `columns` (a decoded row) the current row's.
+    func load(_ columns: RowColumns) {
+        for (position, slot) in slots.enumerated() {
+            values[position] = slot < columns.endIndex ? columns[slot] : .null
+        }
+    }
+
+    /// Makes the slots of the encoded row `bytes` the current row's, decoding only them.
+    /// - Throws: `StoreError.corruptRow` at `location` when the row is malformed up to the
+    ///   last slot read, or has fewer columns (Spec/object-store.md §3: a row has one column
+    ///   per slot of its entity).
+    /// - Complexity: O(bytes up to the last slot read); allocates only what the values hold
+    ///   (strings, data).
+    func load(encoded bytes: UnsafeRawBufferPointer, location: () -> String) throws {
+        var reader = ByteReader(bytes: bytes)
+        do {
+            let format = try reader.byte()
+            guard format == RowCodec.formatByte else {
+                // Earlier formats: decoded whole, as any read of them is.
+                load(try RowCodec.decode(bytes, context: location(), keepsColumnsEncoded: false).columns)
+                return
+            }
+            _ = try reader.varint()  // version
+            _ = try reader.varint()  // entity code (the caller checked it)
+            var position = 0
+            for (index, slot) in slots.enumerated() {
+                while position < slot {
+                    try RowCodec.skipColumn(&reader)
+                    position += 1
+                }
+                values[index] = try RowCodec.column(&reader, format: format)
+                position += 1
+            }
+        } catch let failure as ByteReader.Failure {
+            throw StoreError.corruptRow(location: location(), detail: "\(failure.text) at byte \(reader.offset)")
+        }
+    }
+}
