@@ -103,20 +103,19 @@ extension BTreeStore {
                     for check in found.memberChecks where try !check.passes(owner: key, store: self, tx: tx, evaluator: &evaluator) { return false }
                     return true
                 }
+                /// The entity of a row of entity `code`, when it is one the fetch returns (the
+                /// fetched entity itself needs no lookup by code: the common case).
+                func fetchedEntity(_ code: UInt16) -> EntityInfo? {
+                    if code == info.code { return info }
+                    return includesSubentities && info.descendantCodes.contains(code) ? model.infosByCode[code] : nil
+                }
                 /// Adds the row `key` of entity `code` without reading it (`keysSuffice`):
                 /// whether it is of the fetched entities.
                 @discardableResult
                 func considerKey(_ key: Int64, code: UInt16) throws -> Bool {
                     found.examined += 1
                     found.unread += 1
-                    let concrete: EntityInfo
-                    if code == info.code {
-                        concrete = info
-                    } else if includesSubentities && info.descendantCodes.contains(code), let sub = model.infosByCode[code] {
-                        concrete = sub
-                    } else {
-                        return false
-                    }
+                    guard let concrete = fetchedEntity(code) else { return false }
                     found.append(FetchedRow(id: ObjectID(info: concrete, store: identifier, key: key), row: nil, values: []))
                     return true
                 }
@@ -126,15 +125,7 @@ extension BTreeStore {
                 func consider(_ key: Int64, _ row: StoredRow, checked: Bool = false) throws -> Bool {
                     found.examined += 1
                     if found.examined % 256 == 0, let onProgress { try onProgress(found.examined) }
-                    // The fetched entity itself needs no lookup by code (the common case).
-                    let concrete: EntityInfo
-                    if row.entityCode == info.code {
-                        concrete = info
-                    } else if includesSubentities && info.descendantCodes.contains(row.entityCode), let sub = model.infosByCode[row.entityCode] {
-                        concrete = sub
-                    } else {
-                        return false
-                    }
+                    guard let concrete = fetchedEntity(row.entityCode) else { return false }
                     let id = ObjectID(info: concrete, store: identifier, key: key)
                     // A subject only when a residual or a sort key path reads through it.
                     guard (!checked && residual != nil) || !keyPaths.isEmpty else {
@@ -159,14 +150,7 @@ extension BTreeStore {
                     guard let code = RowCodec.entityCode(ofRow: bytes) else {
                         throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
                     }
-                    let concrete: EntityInfo
-                    if code == info.code {
-                        concrete = info
-                    } else if includesSubentities && info.descendantCodes.contains(code), let sub = model.infosByCode[code] {
-                        concrete = sub
-                    } else {
-                        return nil
-                    }
+                    guard let concrete = fetchedEntity(code) else { return nil }
                     let id = ObjectID(info: concrete, store: identifier, key: pk)
                     if !checked {
                         if let residual {
