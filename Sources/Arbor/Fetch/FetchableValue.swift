@@ -27,13 +27,16 @@ public protocol FetchableValue {
 public struct FetchedRowValues {
     let decoding: RowValueDecoding
     let fields: [RowValueDecoding.Field?]
-    /// The row's stored columns, read directly; nil when the row is read from its object.
+    /// The row's stored columns, read directly; nil when the row is read otherwise.
     let columns: RowColumns?
+    /// The row's columns a visit loaded, read directly; nil when the row is read otherwise.
+    let slots: RowSlots?
 
     init(decoding: RowValueDecoding, fields: [RowValueDecoding.Field?]) {
         self.decoding = decoding
         self.fields = fields
         columns = decoding.columns
+        slots = decoding.slots
     }
 
     /// The row's ID.
@@ -72,6 +75,10 @@ public struct FetchedRowValues {
     /// The attribute value at `position` (`.null` when it is not an attribute).
     public func attribute(_ position: Int) -> AttributeValue {
         guard position >= 0, position < fields.count, case .attribute(let slot)? = fields[position] else { return .null }
+        if let slots {
+            if case .value(let value) = slots.column(slot) { return value }
+            return .null
+        }
         if let columns { return RowValueDecoding.value(slot: slot, in: columns) }
         return decoding.value(slot: slot)
     }

@@ -121,8 +121,10 @@ extension BTreeStore {
                 }
                 /// Whether the row matched (and was added to the result).
                 /// `checked`: the member checks and residual already held (checked before the read).
+                /// `residual`: the walk's (passed in, so that the per-row path reads a parameter,
+                /// not a captured variable, which costs a run-time exclusivity check).
                 @discardableResult
-                func consider(_ key: Int64, _ row: StoredRow, checked: Bool = false) throws -> Bool {
+                func consider(_ key: Int64, _ row: StoredRow, checked: Bool, residual: ObjectPredicate?) throws -> Bool {
                     found.examined += 1
                     if found.examined % 256 == 0, let onProgress { try onProgress(found.examined) }
                     guard let concrete = fetchedEntity(row.entityCode) else { return false }
@@ -144,7 +146,8 @@ extension BTreeStore {
                 /// (its entity, then what is left to evaluate unless `checked`); if so, its slots
                 /// are loaded and its ID returned, for the visitor to be called once the row's
                 /// page is let go.
-                func visitStored(_ pk: Int64, _ bytes: UnsafeRawBufferPointer, _ visit: RowVisit, checked: Bool) throws -> ObjectID? {
+                func visitStored(_ pk: Int64, _ bytes: UnsafeRawBufferPointer, _ visit: RowVisit, checked: Bool,
+                                 residual: ObjectPredicate?) throws -> ObjectID? {
                     found.examined += 1
                     if found.examined % 256 == 0, let onProgress { try onProgress(found.examined) }
                     guard let code = RowCodec.entityCode(ofRow: bytes) else {
@@ -166,13 +169,13 @@ extension BTreeStore {
                 /// Takes the stored row `bytes` of `pk`: visited (`found.visit`), or decoded
                 /// and considered. Whether it matched.
                 @discardableResult
-                func take(_ pk: Int64, _ bytes: UnsafeRawBufferPointer, checked: Bool = false) throws -> Bool {
+                func take(_ pk: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
                     if let visit = found.visit {
-                        guard let id = try visitStored(pk, bytes, visit, checked: checked) else { return false }
+                        guard let id = try visitStored(pk, bytes, visit, checked: false, residual: residual) else { return false }
                         try visit.body(id)
                         return true
                     }
-                    return try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"), checked: checked)
+                    return try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"), checked: false, residual: residual)
                 }
                 /// Considers the stored row `bytes` of `pk`: by its key and entity code alone when
                 /// they suffice, else taken (`take`).
@@ -277,6 +280,7 @@ extension BTreeStore {
                     let ordering = plan.ordering.map { (position: $0.position, count: $0.count) }
                     let reverse = plan.ordering?.ascending == false
                     let keys = keys, entityCode = info.code, rootCode = info.rootCode
+                    let walkResidual = residual, walkKeysSuffice = keysSuffice
                     let descendantCodes = includesSubentities ? info.descendantCodes : []
                     var matched = found.matched, skipped = 0
                     // Conditions the key answers, checked by the scan itself: an entry one of
@@ -306,7 +310,7 @@ extension BTreeStore {
                             throw StoreError.corruptRow(location: index.tree, detail: "malformed index entry")
                         }
                         if seen != nil, seen?.insert(pk).inserted == false { return true }
-                        if keysSuffice {
+                        if walkKeysSuffice {
                             if try considerKey(pk, code: code) {
                                 matched += 1
                                 if let limit, matched >= limit { return false }
@@ -315,8 +319,8 @@ extension BTreeStore {
                             return true
                         }
                         var checked = false
-                        if rowFree, !found.memberChecks.isEmpty || residual != nil, let concrete = model.infosByCode[code] {
-                            if let residual {
+                        if rowFree, !found.memberChecks.isEmpty || walkResidual != nil, let concrete = model.infosByCode[code] {
+                            if let residual = walkResidual {
                                 let subject = RowSubject(subjectID: ObjectID(info: concrete, store: identifier, key: pk), entity: concrete,
                                                          row: nil, store: self, tx: tx)
                                 guard try evaluator.evaluate(residual, subject) else {
@@ -333,7 +337,9 @@ extension BTreeStore {
                         // Read where it lies in its page: no copy of the row's bytes.
                         let taken: Bool?
                         if let visit = found.visit {
-                            taken = try withRow(rows, pk, endingEntry: key, at: pkStart) { try visitStored(pk, $0, visit, checked: checked) }
+                            taken = try withRow(rows, pk, endingEntry: key, at: pkStart) {
+                                try visitStored(pk, $0, visit, checked: checked, residual: walkResidual)
+                            }
                                 .map { id in
                                     guard let id else { return false }
                                     try visit.body(id)
@@ -342,7 +348,7 @@ extension BTreeStore {
                         } else {
                             taken = try withRow(rows, pk, endingEntry: key, at: pkStart) {
                                 try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)")
-                            }.map { try consider(pk, $0, checked: checked) }
+                            }.map { try consider(pk, $0, checked: checked, residual: walkResidual) }
                         }
                         guard let taken else {
                             throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
