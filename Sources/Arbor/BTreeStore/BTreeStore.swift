@@ -11,6 +11,8 @@ final class BTreeStore: StoreStorage {
     let path: String
     /// The store's UUID, recorded in the file at creation; part of every permanent `ObjectID`.
     let identifier: UUID
+    /// `identifier` as IDs hold it (made once: a fetch makes an ID per row).
+    let identifierBits: ObjectID.StoreBits
     let configurationName: String
     let isReadOnly: Bool
     /// The options the store was opened with.
@@ -77,6 +79,7 @@ final class BTreeStore: StoreStorage {
                                                                     migrate: options.migratesAutomatically, newKeyFormat: options.keyFormat)
             rowCache.observe(snapshot: try database.view { $0.snapshotID })
         } catch { throw storeError(error, path: path) }
+        identifierBits = ObjectID.StoreBits(identifier)
         references = StoredReferences(entities: model.infosByCode, store: identifier)
     }
 

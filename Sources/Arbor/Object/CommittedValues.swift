@@ -5,16 +5,16 @@ import Foundation
 /// keep the store itself alive).
 final class StoredReferences: Sendable {
     let entities: EntityCodeTable
-    let store: UUID
+    let store: ObjectID.StoreBits
 
     init(entities: EntityCodeTable, store: UUID) {
         self.entities = entities
-        self.store = store
+        self.store = ObjectID.StoreBits(store)
     }
 
     /// The ID a reference column names; nil for an entity code the model does not have.
     func objectID(code: UInt16, key: Int64) -> ObjectID? {
-        entities[code].map { ObjectID(info: $0, store: store, key: key) }
+        entities[code].map { ObjectID(info: $0, storeBits: store, key: key) }
     }
 }
 

@@ -8,19 +8,46 @@ import Foundation
 /// which the URI form (`arbor://<store UUID>/<Entity>/p<key>`) names the row across launches.
 public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     let info: EntityInfo
-    /// The store's UUID; nil for a temporary ID.
-    public let storeIdentifier: UUID?
+    /// The store's UUID as two words; nil for a temporary ID. Not a `UUID`: Foundation's is a
+    /// resilient type, so copying, comparing or hashing an ID holding one went through its
+    /// value witnesses at run time (the copies alone cost about 80 instructions each).
+    let storeBits: StoreBits?
     /// The row's primary key (unique within the entity's inheritance hierarchy), or the
     /// temporary serial number.
     public let primaryKey: Int64
 
+    /// A store's UUID as two words (see `storeBits`).
+    struct StoreBits: Hashable, Sendable {
+        let high: UInt64, low: UInt64
+
+        init(_ uuid: UUID) {
+            (high, low) = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        }
+
+        var uuid: UUID {
+            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &bytes) { buffer in
+                buffer.storeBytes(of: high, as: UInt64.self)
+                buffer.storeBytes(of: low, toByteOffset: 8, as: UInt64.self)
+            }
+            return UUID(uuid: bytes)
+        }
+    }
+
     init(info: EntityInfo, store: UUID?, key: Int64) {
+        self.init(info: info, storeBits: store.map(StoreBits.init), key: key)
+    }
+
+    init(info: EntityInfo, storeBits: StoreBits?, key: Int64) {
         self.info = info
-        self.storeIdentifier = store
+        self.storeBits = storeBits
         self.primaryKey = key
     }
 
-    public var isTemporaryID: Bool { storeIdentifier == nil }
+    /// The store's UUID; nil for a temporary ID.
+    public var storeIdentifier: UUID? { storeBits?.uuid }
+
+    public var isTemporaryID: Bool { storeBits == nil }
 
     /// The concrete entity's name.
     public var entityName: String { info.name }
@@ -36,7 +63,7 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     public var description: String { uriRepresentation.absoluteString }
 
     public static func == (a: ObjectID, b: ObjectID) -> Bool {
-        a.primaryKey == b.primaryKey && a.storeIdentifier == b.storeIdentifier
+        a.primaryKey == b.primaryKey && a.storeBits == b.storeBits
             && (a.info === b.info || a.info.name == b.info.name)
     }
 

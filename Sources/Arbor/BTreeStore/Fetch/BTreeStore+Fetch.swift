@@ -116,7 +116,7 @@ extension BTreeStore {
                     found.examined += 1
                     found.unread += 1
                     guard let concrete = fetchedEntity(code) else { return false }
-                    found.append(FetchedRow(id: ObjectID(info: concrete, store: identifier, key: key), row: nil, values: []))
+                    found.append(FetchedRow(id: ObjectID(info: concrete, storeBits: identifierBits, key: key), row: nil, values: []))
                     return true
                 }
                 /// Whether the row matched (and was added to the result).
@@ -128,7 +128,7 @@ extension BTreeStore {
                     found.examined += 1
                     if found.examined % 256 == 0, let onProgress { try onProgress(found.examined) }
                     guard let concrete = fetchedEntity(row.entityCode) else { return false }
-                    let id = ObjectID(info: concrete, store: identifier, key: key)
+                    let id = ObjectID(info: concrete, storeBits: identifierBits, key: key)
                     // A subject only when a residual or a sort key path reads through it.
                     guard (!checked && residual != nil) || !keyPaths.isEmpty else {
                         if !checked, !found.memberChecks.isEmpty, try !passesMemberChecks(key) { return false }
@@ -154,7 +154,7 @@ extension BTreeStore {
                         throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
                     }
                     guard let concrete = fetchedEntity(code) else { return nil }
-                    let id = ObjectID(info: concrete, store: identifier, key: pk)
+                    let id = ObjectID(info: concrete, storeBits: identifierBits, key: pk)
                     if !checked {
                         if let residual {
                             let row = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")
@@ -321,7 +321,7 @@ extension BTreeStore {
                         var checked = false
                         if rowFree, !found.memberChecks.isEmpty || walkResidual != nil, let concrete = model.infosByCode[code] {
                             if let residual = walkResidual {
-                                let subject = RowSubject(subjectID: ObjectID(info: concrete, store: identifier, key: pk), entity: concrete,
+                                let subject = RowSubject(subjectID: ObjectID(info: concrete, storeBits: identifierBits, key: pk), entity: concrete,
                                                          row: nil, store: self, tx: tx)
                                 guard try evaluator.evaluate(residual, subject) else {
                                     skipped += 1
