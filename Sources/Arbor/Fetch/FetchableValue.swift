@@ -75,10 +75,7 @@ public struct FetchedRowValues {
     /// The attribute value at `position` (`.null` when it is not an attribute).
     public func attribute(_ position: Int) -> AttributeValue {
         guard position >= 0, position < fields.count, case .attribute(let slot)? = fields[position] else { return .null }
-        if let slots {
-            if case .value(let value) = slots.column(slot) { return value }
-            return .null
-        }
+        if let slots { return slots.attribute(slot) }
         if let columns { return RowValueDecoding.value(slot: slot, in: columns) }
         return decoding.value(slot: slot)
     }

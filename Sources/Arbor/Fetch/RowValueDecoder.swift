@@ -110,9 +110,7 @@ final class RowValueDecoding {
     func value(slot: Int) -> AttributeValue {
         switch source {
         case .columns(let columns, _): return Self.value(slot: slot, in: columns)
-        case .slots(let slots, _):
-            if case .value(let value) = slots.column(slot) { return value }
-            return .null
+        case .slots(let slots, _): return slots.attribute(slot)
         case .object(let object): return context.currentAttribute(object, slot: slot)
         case .none: return .null
         }

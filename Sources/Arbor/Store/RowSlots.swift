@@ -32,6 +32,13 @@ final class RowSlots {
         return position < 0 ? .null : values[position]
     }
 
+    /// The current row's attribute in `slot` (`.null` for a reference or a slot not read).
+    @inline(__always)
+    func attribute(_ slot: Int) -> AttributeValue {
+        if case .value(let value) = column(slot) { return value }
+        return .null
+    }
+
     /// Makes the slots of `columns` (a decoded row) the current row's.
     func load(_ columns: RowColumns) {
         for (position, slot) in slots.enumerated() {

@@ -144,8 +144,7 @@ extension BTreeStore {
                 }
                 /// For a visit (`found.visit`): whether the stored row `bytes` of `pk` matches
                 /// (its entity, then what is left to evaluate unless `checked`); if so, its slots
-                /// are loaded and its ID returned, for the visitor to be called once the row's
-                /// page is let go.
+                /// are loaded and its ID returned.
                 func visitStored(_ pk: Int64, _ bytes: UnsafeRawBufferPointer, _ visit: RowVisit, checked: Bool,
                                  residual: ObjectPredicate?) throws -> ObjectID? {
                     found.examined += 1
@@ -166,16 +165,16 @@ extension BTreeStore {
                     found.noteVisited()
                     return id
                 }
-                /// Takes the stored row `bytes` of `pk`: visited (`found.visit`), or decoded
-                /// and considered. Whether it matched.
+                /// Takes the stored row `bytes` of `pk`, read where it lies in its page: visited
+                /// (`found.visit`), or decoded and considered. Whether it matched.
                 @discardableResult
-                func take(_ pk: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
+                func take(_ pk: Int64, _ bytes: UnsafeRawBufferPointer, checked: Bool, residual: ObjectPredicate?) throws -> Bool {
                     if let visit = found.visit {
-                        guard let id = try visitStored(pk, bytes, visit, checked: false, residual: residual) else { return false }
+                        guard let id = try visitStored(pk, bytes, visit, checked: checked, residual: residual) else { return false }
                         try visit.body(id)
                         return true
                     }
-                    return try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"), checked: false, residual: residual)
+                    return try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"), checked: checked, residual: residual)
                 }
                 /// Considers the stored row `bytes` of `pk`: by its key and entity code alone when
                 /// they suffice, else taken (`take`).
@@ -186,7 +185,7 @@ extension BTreeStore {
                         }
                         try considerKey(pk, code: code)
                     } else {
-                        try take(pk, bytes)
+                        try take(pk, bytes, checked: false, residual: residual)
                     }
                 }
                 /// Reads every row of the entity's tree.
@@ -253,7 +252,7 @@ extension BTreeStore {
                         guard let code = RowCodec.entityCode(ofRow: bytes) else {
                             throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
                         }
-                        if named.contains(pk, code: code) { try take(pk, bytes) } else { found.examined += 1 }
+                        if named.contains(pk, code: code) { try take(pk, bytes, checked: false, residual: residual) } else { found.examined += 1 }
                         return true
                     }
                 case .related(let search):
@@ -262,7 +261,7 @@ extension BTreeStore {
                     found.examined += examined
                     try visitRows(tx, tree: info.rowTree, keys: owners) { pk, bytes in
                         if let limit, found.matched >= limit { return false }
-                        try take(pk, bytes)
+                        try take(pk, bytes, checked: false, residual: residual)
                         return true
                     }
                 }
@@ -334,23 +333,9 @@ extension BTreeStore {
                             }
                             checked = true
                         }
-                        // Read where it lies in its page: no copy of the row's bytes.
-                        let taken: Bool?
-                        if let visit = found.visit {
-                            taken = try withRow(rows, pk, endingEntry: key, at: pkStart) {
-                                try visitStored(pk, $0, visit, checked: checked, residual: walkResidual)
-                            }
-                                .map { id in
-                                    guard let id else { return false }
-                                    try visit.body(id)
-                                    return true
-                                }
-                        } else {
-                            taken = try withRow(rows, pk, endingEntry: key, at: pkStart) {
-                                try RowCodec.decode($0, context: "\(info.rowTree)/\(pk)")
-                            }.map { try consider(pk, $0, checked: checked, residual: walkResidual) }
-                        }
-                        guard let taken else {
+                        guard let taken = try withRow(rows, pk, endingEntry: key, at: pkStart, {
+                            try take(pk, $0, checked: checked, residual: walkResidual)
+                        }) else {
                             throw StoreError.corruptRow(location: index.tree, detail: "entry for missing row \(pk)")
                         }
                         if taken {
