@@ -430,6 +430,11 @@ extension TupleKey {
             // bytes (before the body) masked off.
             bits = UInt64(bigEndian: base.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self))
             if count < 8 { bits &= (1 << UInt64(8 * count)) &- 1 }
+        } else if key.count - offset > 8 {
+            // A short component near the front of a longer key (an owner's key leading a
+            // foreign-key entry): one load of the eight bytes starting with the body, its low
+            // bytes (after the body) shifted out.
+            bits = UInt64(bigEndian: base.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)) >> UInt64(8 * (8 - count))
         } else {
             for index in 1...count { bits = bits << 8 | UInt64(base.load(fromByteOffset: offset + index, as: UInt8.self)) }
         }

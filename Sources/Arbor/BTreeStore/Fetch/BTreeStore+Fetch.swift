@@ -384,15 +384,25 @@ extension BTreeStore {
         do {
             return try database.view { tx in
                 var result: [(owner: Int64, count: Int)] = []
+                // The current owner's run is counted in locals, and appended when the next begins.
+                var owner: Int64 = 0, count = 0
+                let entityCode = entity.code, rootCode = entity.rootCode
                 try tx.tree(tree).forEachUnsafe { key, value in
                     // The key starts with the owner's key.
-                    guard let owner = IndexKeys.integer(in: key, at: 0), let code = keys.entryCode(from: value, root: entity.rootCode) else {
+                    guard let entryOwner = IndexKeys.integer(in: key, at: 0), let code = keys.entryCode(from: value, root: rootCode) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed foreign-key entry")
                     }
-                    guard entity.descendantCodes.contains(code) else { return true }
-                    if result.last?.owner == owner { result[result.count - 1].count += 1 } else { result.append((owner, 1)) }
+                    // The entity's own code first: a set lookup hashes (most of the cost per entry).
+                    guard code == entityCode || entity.descendantCodes.contains(code) else { return true }
+                    if count > 0, entryOwner == owner {
+                        count += 1
+                    } else {
+                        if count > 0 { result.append((owner, count)) }
+                        (owner, count) = (entryOwner, 1)
+                    }
                     return true
                 }
+                if count > 0 { result.append((owner, count)) }
                 return result
             }
         } catch { throw storeError(error, path: path) }
