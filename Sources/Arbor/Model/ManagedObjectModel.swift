@@ -58,10 +58,12 @@ public final class ManagedObjectModel: Sendable {
         infosByCode = EntityCodeTable(infos)
         derivations = try DerivationTable(infos)
         var byClass: [ObjectIdentifier: EntityInfo] = [:]
-        var ambiguous: Set<ObjectIdentifier> = [ObjectIdentifier(ManagedObject.self)]
+        // An array, not a set: few classes are ambiguous, and a new set type costs a search of
+        // every loaded protocol conformance on its first use in a process (opening a store).
+        var ambiguous: [ObjectIdentifier] = [ObjectIdentifier(ManagedObject.self)]
         for info in infos {
             let key = ObjectIdentifier(info.managedObjectClass)
-            if byClass[key] != nil { ambiguous.insert(key) }
+            if byClass[key] != nil, !ambiguous.contains(key) { ambiguous.append(key) }
             byClass[key] = info
         }
         for key in ambiguous { byClass[key] = nil }
@@ -130,6 +132,13 @@ public final class ManagedObjectModel: Sendable {
     }
 
     static func canonicalJSON(_ schema: ModelSchema) throws -> [UInt8] {
+        if let bytes = CanonicalModelJSON.encode(schema) { return bytes }
+        return try encodedByFoundation(schema)
+    }
+
+    /// `canonicalJSON` through `JSONEncoder`: what `CanonicalModelJSON` must equal, and what
+    /// writes the values it leaves alone.
+    static func encodedByFoundation(_ schema: ModelSchema) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return Array(try encoder.encode(schema))

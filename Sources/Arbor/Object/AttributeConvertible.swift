@@ -12,12 +12,18 @@ public protocol AttributeConvertible {
     /// through the conformance, whose witness is specialized for the concrete type, so reading
     /// an `@Attribute` in unspecialized generic code needs no `Optional<Self>` metadata.
     static func reading(_ attributeValue: AttributeValue) -> Self
+    /// For `Optional`, the wrapped type; nil for every other type. Asked when a model is
+    /// declared, instead of a dynamic cast to a protocol, whose first use for each type
+    /// searches every protocol conformance the process has loaded.
+    static var wrappedAttributeType: (any AttributeConvertible.Type)? { get }
 }
 
 extension AttributeConvertible {
     public static func reading(_ attributeValue: AttributeValue) -> Self {
         Self(attributeValue: attributeValue) ?? fallbackValue
     }
+
+    public static var wrappedAttributeType: (any AttributeConvertible.Type)? { nil }
 }
 
 extension Int64: AttributeConvertible {
@@ -155,6 +161,7 @@ extension Optional: AttributeConvertible where Wrapped: AttributeConvertible {
     }
     public var attributeValue: AttributeValue { self?.attributeValue ?? .null }
     public static var fallbackValue: Wrapped? { nil }
+    public static var wrappedAttributeType: (any AttributeConvertible.Type)? { Wrapped.self }
 }
 
 // Optional's conformance is itself generic: spelled out, its witness needs no metadata for

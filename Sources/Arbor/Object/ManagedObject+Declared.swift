@@ -20,15 +20,6 @@ extension EntityDescription {
     }
 }
 
-/// Optional values, seen through their wrapped type (for attribute types).
-protocol OptionalAttribute {
-    static var wrappedAttributeType: any AttributeConvertible.Type { get }
-}
-
-extension Optional: OptionalAttribute where Wrapped: AttributeConvertible {
-    static var wrappedAttributeType: any AttributeConvertible.Type { Wrapped.self }
-}
-
 extension ManagedObject {
     // MARK: Declarations
 
@@ -40,7 +31,7 @@ extension ManagedObject {
     /// An attribute of type `V` (optional when `V` is), without a default.
     public static func _$declare<V: AttributeConvertible>(_ name: String, _ type: V.Type, indexed: Bool = false,
                                                           originalName: String? = nil, options: [AttributeOption] = []) -> _DeclaredProperty {
-        .attribute(AttributeDescription(name, attributeType(of: V.self), optional: V.self is any OptionalAttribute.Type,
+        .attribute(AttributeDescription(name, attributeType(of: V.self), optional: V.wrappedAttributeType != nil,
                                         indexed: indexed, renamingIdentifier: originalName).applying(options))
     }
 
@@ -49,7 +40,7 @@ extension ManagedObject {
                                                           originalName: String? = nil, options: [AttributeOption] = [],
                                                           initialValue: V) -> _DeclaredProperty {
         let value = initialValue.attributeValue
-        return .attribute(AttributeDescription(name, attributeType(of: V.self), optional: V.self is any OptionalAttribute.Type,
+        return .attribute(AttributeDescription(name, attributeType(of: V.self), optional: V.wrappedAttributeType != nil,
                                                defaultValue: value.isNull ? nil : value, indexed: indexed,
                                                renamingIdentifier: originalName).applying(options))
     }
@@ -74,7 +65,7 @@ extension ManagedObject {
     /// The stored type of `V`: the built-in types by identity, others by the kind of their
     /// fallback value.
     static func attributeType(of type: any AttributeConvertible.Type) -> AttributeType {
-        if let optional = type as? any OptionalAttribute.Type { return attributeType(of: optional.wrappedAttributeType) }
+        if let wrapped = type.wrappedAttributeType { return attributeType(of: wrapped) }
         switch type {
         case is Int16.Type: return .int16
         case is Int32.Type: return .int32

@@ -155,9 +155,18 @@ struct PredicateParser {
             token = .symbol(symbol)
             return
         }
-        let singles: Set<Unicode.Scalar> = ["=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]", "@"]
-        let operators: Set<Unicode.Scalar> = ["+", "-", "*", "/"]
-        guard singles.contains(c) || (arithmetic && operators.contains(c)) else { throw ObjectPredicateError.syntax(position: position, expected: "a token", found: "\"\(c)\"") }
+        // Switches, not set literals: a set built per token cost a hash per lookup, and its
+        // first use in a process a search of every protocol conformance loaded.
+        let isSingle: Bool, isOperator: Bool
+        switch c {
+        case "=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]", "@": isSingle = true
+        default: isSingle = false
+        }
+        switch c {
+        case "+", "-", "*", "/": isOperator = true
+        default: isOperator = false
+        }
+        guard isSingle || (arithmetic && isOperator) else { throw ObjectPredicateError.syntax(position: position, expected: "a token", found: "\"\(c)\"") }
         position += 1
         token = .symbol(String(c))
     }
