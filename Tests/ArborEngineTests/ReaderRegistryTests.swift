@@ -38,4 +38,24 @@ struct ReaderRegistryTests {
         for transaction in open { transaction.close() }
         #expect(try writer.registry.oldestSnapshot() == nil)
     }
+
+    @Test("a process's readers per snapshot, counted as a dictionary counts them")
+    func snapshotReadersMatchADictionary() {
+        var random = SplitMix64(seed: 29)
+        var readers = SnapshotReaders()
+        var reference: [UInt64: Int] = [:]
+        for step in 0..<3_000 {
+            let txid = random.next() % 12
+            if random.next() % 2 == 0 {
+                readers.add(txid)
+                reference[txid, default: 0] += 1
+            } else {
+                let expected: Bool? = reference[txid].map { $0 == 1 }
+                if let count = reference[txid] { reference[txid] = count > 1 ? count - 1 : nil }
+                #expect(readers.remove(txid) == expected, "step \(step)")
+            }
+            #expect(Set(readers.snapshots) == Set(reference.keys) && readers.snapshots.count == reference.count, "step \(step)")
+            #expect(readers.oldest == reference.keys.min() && readers.newest == reference.keys.max())
+        }
+    }
 }

@@ -18,7 +18,10 @@ public final class ManagedObjectModel: Sendable {
     let infos: [EntityInfo]
     let infosByName: [String: EntityInfo]
     let infosByCode: EntityCodeTable
-    let infosByClass: [ObjectIdentifier: EntityInfo]
+    /// Entities by class, for each class that is the class of exactly one entity. An array
+    /// searched in order: models have tens of entities, and a dictionary keyed by class cost a
+    /// search of every loaded protocol conformance the first time a process built one.
+    let infosByClass: [(type: ObjectIdentifier, info: EntityInfo)]
     /// The derived attributes and what their values depend on.
     let derivations: DerivationTable
     /// The fetch request templates, prepared (see `fetchRequestTemplate(named:)`).
@@ -57,17 +60,12 @@ public final class ManagedObjectModel: Sendable {
         infosByName = Dictionary(uniqueKeysWithValues: infos.map { ($0.name, $0) })
         infosByCode = EntityCodeTable(infos)
         derivations = try DerivationTable(infos)
-        var byClass: [ObjectIdentifier: EntityInfo] = [:]
-        // An array, not a set: few classes are ambiguous, and a new set type costs a search of
-        // every loaded protocol conformance on its first use in a process (opening a store).
-        var ambiguous: [ObjectIdentifier] = [ObjectIdentifier(ManagedObject.self)]
-        for info in infos {
-            let key = ObjectIdentifier(info.managedObjectClass)
-            if byClass[key] != nil, !ambiguous.contains(key) { ambiguous.append(key) }
-            byClass[key] = info
-        }
-        for key in ambiguous { byClass[key] = nil }
-        infosByClass = byClass
+        // O(entities²) comparisons of two words: nothing beside resolving the model.
+        let classes = infos.map { ObjectIdentifier($0.managedObjectClass) }
+        let unspecific = ObjectIdentifier(ManagedObject.self)
+        infosByClass = zip(classes, infos).filter { type, _ in
+            type != unspecific && classes.lazy.filter { $0 == type }.count == 1
+        }.map { (type: $0, info: $1) }
         schema = ModelSchema(entities: infos.map(\.schema), configurations: configurations)
         versionHash = Self.hash(of: schema)
         var prepared: [String: PreparedFetchRequest] = [:]
@@ -81,7 +79,7 @@ public final class ManagedObjectModel: Sendable {
         infos = []
         infosByName = [:]
         infosByCode = EntityCodeTable([])
-        infosByClass = [:]
+        infosByClass = []
         derivations = DerivationTable()
         schema = ModelSchema(entities: [], configurations: [:])
         versionHash = Self.hash(of: schema)
@@ -116,7 +114,13 @@ public final class ManagedObjectModel: Sendable {
 
     func info(named name: String) -> EntityInfo? { infosByName[name] }
 
-    func info(for type: ManagedObject.Type) -> EntityInfo? { infosByClass[ObjectIdentifier(type)] }
+    /// The entity whose class is `type`, if exactly one entity has it.
+    /// - Complexity: O(entities).
+    func info(for type: ManagedObject.Type) -> EntityInfo? {
+        let key = ObjectIdentifier(type)
+        for entry in infosByClass where entry.type == key { return entry.info }
+        return nil
+    }
 
     /// The inverse of `relationship`, as its destination entity declares it.
     func inverse(of relationship: EntityInfo.Relationship) -> EntityInfo.Relationship? {

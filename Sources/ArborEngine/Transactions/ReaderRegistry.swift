@@ -11,7 +11,7 @@ import Synchronization
 final class ReaderRegistry: Sendable {
     private struct State {
         /// Active readers of this process per snapshot transaction id.
-        var readers: [UInt64: Int] = [:]
+        var readers = SnapshotReaders()
         /// The oldest and newest snapshots published in this process's lock-file slot (0 = none).
         var published: UInt64 = 0
         var publishedNewest: UInt64 = 0
@@ -36,7 +36,7 @@ final class ReaderRegistry: Sendable {
     /// re-checks the committed id (see `Database.beginRead`).
     func register(_ txid: UInt64) {
         state.withLock { state in
-            state.readers[txid, default: 0] += 1
+            state.readers.add(txid)
             guard let lockFile else { return }
             // Newest first: a writer that sees the oldest set must see a newest that covers it.
             if txid > state.publishedNewest {
@@ -52,17 +52,12 @@ final class ReaderRegistry: Sendable {
 
     func unregister(_ txid: UInt64) {
         state.withLock { state in
-            // One hash lookup: the count is changed (or the entry removed) through its index.
-            guard let index = state.readers.index(forKey: txid) else { return }
-            if state.readers.values[index] > 1 {
-                state.readers.values[index] -= 1
-                return  // a reader of the snapshot remains: the slot is unchanged
-            }
-            state.readers.remove(at: index)
+            // Not a registered snapshot, or a reader of it remains: the slot is unchanged.
+            guard state.readers.remove(txid) == true else { return }
             // The slot spans the oldest and newest snapshots in use: only their last readers move it.
             guard let lockFile, txid == state.published || txid == state.publishedNewest else { return }
-            let oldest = state.readers.keys.min() ?? 0
-            let newest = state.readers.keys.max() ?? 0
+            let oldest = state.readers.oldest ?? 0
+            let newest = state.readers.newest ?? 0
             // Narrowed oldest first, newest last: a writer never sees a slot narrower than the
             // snapshots still in use.
             if oldest != state.published {
@@ -86,7 +81,7 @@ final class ReaderRegistry: Sendable {
     /// - Complexity: O(local snapshots + slots); no system call when no other slot is in use,
     ///   one per slot in use otherwise (its liveness lock is tested).
     func readerSnapshots() throws -> [ClosedRange<UInt64>] {
-        var snapshots = state.withLock { $0.readers.keys.map { $0...$0 } }
+        var snapshots = state.withLock { $0.readers.snapshots.map { $0...$0 } }
         if let lockFile { snapshots += try lockFile.foreignSnapshots() }
         return snapshots
     }
@@ -149,4 +144,38 @@ final class ReaderRegistry: Sendable {
     }
 
     private static var currentThread: UInt { Platform.currentThreadID }
+}
+
+/// A process's readers per snapshot: a few (snapshot, count) pairs, searched in order. Readers
+/// of a process use one or a few snapshots at a time; a dictionary keyed by `UInt64` cost a
+/// search of every loaded protocol conformance the first time a process opened a store.
+struct SnapshotReaders {
+    private var entries: [(txid: UInt64, count: Int)] = []
+
+    /// The snapshots in use, in no particular order.
+    var snapshots: [UInt64] { entries.map(\.txid) }
+    var oldest: UInt64? { entries.lazy.map(\.txid).min() }
+    var newest: UInt64? { entries.lazy.map(\.txid).max() }
+
+    /// Counts one more reader of `txid`. O(snapshots in use).
+    mutating func add(_ txid: UInt64) {
+        if let index = entries.firstIndex(where: { $0.txid == txid }) {
+            entries[index].count += 1
+        } else {
+            entries.append((txid, 1))
+        }
+    }
+
+    /// Counts one reader of `txid` less: whether it was the last, nil when `txid` had none.
+    /// O(snapshots in use).
+    mutating func remove(_ txid: UInt64) -> Bool? {
+        guard let index = entries.firstIndex(where: { $0.txid == txid }) else { return nil }
+        if entries[index].count > 1 {
+            entries[index].count -= 1
+            return false
+        }
+        entries.swapAt(index, entries.count - 1)
+        entries.removeLast()
+        return true
+    }
 }

@@ -7,27 +7,41 @@ import ArborEngine
 /// Only index choices are kept: a scan is chosen again each time (planning is nothing beside
 /// it, and other values may give an index), as are rows by ID, text and related searches and
 /// unions, whose setup depends on the values. Entries are keyed by the prepared request's
-/// identity, at most `capacity` of them (a full cache starts again): a key whose request is gone
+/// identity, at most `capacity` of them (a full list starts again): a key whose request is gone
 /// may be reused by a new one, which then starts from a plan that is still correct — the
 /// ranges always come from the predicate being fetched, and rows are still checked against it.
+///
+/// A list searched in order, not a dictionary: an app prepares a handful of requests, comparing
+/// two words per entry costs less than hashing a key, and a dictionary keyed by a new type cost
+/// a search of every loaded protocol conformance the first time a process opened a store.
 final class PlanChoices: Sendable {
-    static let capacity = 512
+    static let capacity = 64
 
-    private struct Key: Hashable {
+    private struct Choice {
         let request: ObjectIdentifier
         let entity: UInt16
+        let index: EntityInfo.Index
     }
 
-    private let choices = Locked<[Key: EntityInfo.Index]>([:])
+    private let choices = Locked<[Choice]>([])
 
+    /// The index chosen for `prepared` on `entity`, if one was. O(choices).
     func index(for prepared: PreparedPlanKey, entity: EntityInfo) -> EntityInfo.Index? {
-        choices.withLock { $0[Key(request: ObjectIdentifier(prepared), entity: entity.code)] }
+        let request = ObjectIdentifier(prepared), code = entity.code
+        return choices.withLock { choices in
+            for choice in choices where choice.request == request && choice.entity == code { return choice.index }
+            return nil
+        }
     }
 
+    /// Notes `index` as the choice for `prepared` on `entity` (nil forgets it). O(choices).
     func note(_ index: EntityInfo.Index?, for prepared: PreparedPlanKey, entity: EntityInfo) {
+        let request = ObjectIdentifier(prepared), code = entity.code
         choices.withLock { choices in
+            choices.removeAll { $0.request == request && $0.entity == code }
+            guard let index else { return }
             if choices.count >= Self.capacity { choices.removeAll(keepingCapacity: true) }
-            choices[Key(request: ObjectIdentifier(prepared), entity: entity.code)] = index
+            choices.append(Choice(request: request, entity: code, index: index))
         }
     }
 }
