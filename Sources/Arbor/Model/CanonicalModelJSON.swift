@@ -33,36 +33,23 @@ struct CanonicalModelJSON {
             raw(":")
             strings(schema.configurations[name] ?? [])
         }
-        raw("},\"entities\":[")
-        for (position, entity) in schema.entities.enumerated() {
-            if position > 0 { raw(",") }
-            guard self.entity(entity) else { return false }
-        }
-        raw("]}")
+        raw("},\"entities\":")
+        guard array(schema.entities, { $0.entity($1) }) else { return false }
+        raw("}")
         return true
     }
 
     private mutating func entity(_ entity: EntitySchema) -> Bool {
-        raw("{\"attributes\":[")
-        for (position, attribute) in entity.attributes.enumerated() {
-            if position > 0 { raw(",") }
-            guard self.attribute(attribute) else { return false }
-        }
-        raw("],\"indexes\":[")
-        for (position, index) in entity.indexes.enumerated() {
-            if position > 0 { raw(",") }
-            self.index(index)
-        }
-        raw("],\"isAbstract\":")
+        raw("{\"attributes\":")
+        guard array(entity.attributes, { $0.attribute($1) }) else { return false }
+        raw(",\"indexes\":")
+        array(entity.indexes) { $0.index($1); return true }
+        raw(",\"isAbstract\":")
         bool(entity.isAbstract)
         raw(",\"name\":")
         string(entity.name)
-        raw(",\"relationships\":[")
-        for (position, relationship) in entity.relationships.enumerated() {
-            if position > 0 { raw(",") }
-            self.relationship(relationship)
-        }
-        raw("]")
+        raw(",\"relationships\":")
+        array(entity.relationships) { $0.relationship($1); return true }
         if let renaming = entity.renamingIdentifier {
             raw(",\"renamingIdentifier\":")
             string(renaming)
@@ -164,12 +151,19 @@ struct CanonicalModelJSON {
     }
 
     private mutating func strings(_ items: [String]) {
+        array(items) { $0.string($1); return true }
+    }
+
+    /// `items` as a JSON array, each written by `element`; false as soon as one cannot be.
+    @discardableResult
+    private mutating func array<Item>(_ items: [Item], _ element: (inout CanonicalModelJSON, Item) -> Bool) -> Bool {
         raw("[")
         for (position, item) in items.enumerated() {
             if position > 0 { raw(",") }
-            string(item)
+            guard element(&self, item) else { return false }
         }
         raw("]")
+        return true
     }
 
     private mutating func bool(_ value: Bool) { raw(value ? "true" : "false") }

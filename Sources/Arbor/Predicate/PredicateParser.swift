@@ -157,16 +157,13 @@ struct PredicateParser {
         }
         // Switches, not set literals: a set built per token cost a hash per lookup, and its
         // first use in a process a search of every protocol conformance loaded.
-        let isSingle: Bool, isOperator: Bool
+        let isToken: Bool
         switch c {
-        case "=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]", "@": isSingle = true
-        default: isSingle = false
+        case "=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]", "@": isToken = true
+        case "+", "-", "*", "/": isToken = arithmetic
+        default: isToken = false
         }
-        switch c {
-        case "+", "-", "*", "/": isOperator = true
-        default: isOperator = false
-        }
-        guard isSingle || (arithmetic && isOperator) else { throw ObjectPredicateError.syntax(position: position, expected: "a token", found: "\"\(c)\"") }
+        guard isToken else { throw ObjectPredicateError.syntax(position: position, expected: "a token", found: "\"\(c)\"") }
         position += 1
         token = .symbol(String(c))
     }
