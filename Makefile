@@ -2,11 +2,10 @@
 SHELL := /bin/bash
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := FuzzFileOpen FuzzDecode FuzzOperations FuzzContext FuzzPredicate FuzzGTFS FuzzInspect
-# Every module is built with ASan and libFuzzer's coverage (the instrumentation -sanitize=fuzzer
-# implies); libFuzzer's runtime is linked into the fuzz targets only (fuzz/Package.swift),
-# because these flags also reach the @Entity macro plugin, an executable with its own `main`.
-FUZZ_FLAGS := -c release --scratch-path ../.build-fuzz -Xswiftc -sanitize=address \
-	-Xswiftc -sanitize-coverage=edge,indirect-calls,trace-cmp,inline-8bit-counters,pc-table -Xswiftc -use-ld=lld
+# The fuzz package builds in the debug configuration; its copies of Arbor's modules ask for -O,
+# ASan and libFuzzer's coverage themselves (fuzz/Package.swift), so swift-syntax and the @Entity
+# macro plugin build plainly.
+FUZZ_FLAGS := --scratch-path ../.build-fuzz
 
 .PHONY: deps build test tsan fuzz docs demo bench clean
 
@@ -47,7 +46,7 @@ fuzz: deps
 	@for target in $(FUZZ_TARGETS); do \
 		mkdir -p fuzz/corpus-work/$$target fuzz/corpus/$$target; \
 		echo "== fuzzing $$target for $(FUZZ_SECONDS)s"; \
-		SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 .build-fuzz/release/$$target \
+		SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 .build-fuzz/debug/$$target \
 			fuzz/corpus-work/$$target fuzz/corpus/$$target \
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -artifact_prefix=fuzz/crashes/ || exit 1; \
 	done
