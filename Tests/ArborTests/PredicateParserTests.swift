@@ -1,4 +1,4 @@
-import Arbor
+@testable import Arbor
 import Foundation
 import Testing
 
@@ -85,5 +85,22 @@ struct PredicateParserTests {
         #expect(throws: ObjectPredicateError.unsupported("nesting deeper than 200 levels")) {
             try ObjectPredicate(format: String(repeating: "(", count: 500) + "a == 1" + String(repeating: ")", count: 500))
         }
+    }
+
+    @Test("token classes answer as Unicode's properties do: ASCII by table, the rest by lookup")
+    func scalarClasses() {
+        let scalars = (0..<0x800).compactMap(Unicode.Scalar.init) + stride(from: 0x800, to: 0x110000, by: 61).compactMap(Unicode.Scalar.init)
+        for scalar in scalars {
+            #expect(scalar.isPredicateSpace == scalar.properties.isWhitespace, "U+\(String(scalar.value, radix: 16))")
+            #expect(scalar.isPredicateLetter == scalar.properties.isAlphabetic, "U+\(String(scalar.value, radix: 16))")
+            #expect(scalar.isPredicateKeyCharacter == (scalar.properties.isAlphabetic || scalar == "_" || ("0"..."9").contains(scalar)))
+        }
+    }
+
+    @Test("keys and spaces beyond ASCII")
+    func unicodeKeysAndSpaces() throws {
+        let predicate = try ObjectPredicate(format: "\tgröße_2\u{00A0}==\u{2003}1\u{3000}AND\u{0B}名前\u{0C}== 'x'\r\n")
+        #expect(predicate.description == "größe_2 == 1 AND 名前 == \"x\"")
+        #expect(throws: ObjectPredicateError.self) { try ObjectPredicate(format: "a\u{2}== 1") }
     }
 }

@@ -32,6 +32,29 @@ struct StoreOpeningTests {
         #expect(engineError.description.contains("without an object model"))
     }
 
+    @Test("a store opens at the file its URL names, however the URL spells it")
+    func urlSpellings() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let model = try Fixtures.fullModel()
+        let folder = directory.file("a b%41 ü")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let encodedFolder = try #require(folder.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed))
+        let urls = [
+            folder.appendingPathComponent("plain.arbor"),
+            try #require(URL(string: "file://\(encodedFolder)/encoded.arbor")),
+            try #require(URL(string: "relative.arbor", relativeTo: folder.appendingPathComponent("", isDirectory: true))),
+            URL(fileURLWithPath: folder.path + "/./dotted.arbor"),
+        ]
+        for url in urls {
+            let store = try PersistentStore(url: url, model: model)
+            #expect(store.path == url.path)
+            #expect(FileManager.default.fileExists(atPath: url.path))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".arbor") }.sorted()
+            == ["dotted.arbor", "encoded.arbor", "plain.arbor", "relative.arbor"])
+    }
+
     @Test("a changed model is detected and every difference named")
     func modelMismatch() throws {
         let directory = TemporaryDirectory()

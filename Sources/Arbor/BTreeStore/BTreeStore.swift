@@ -39,7 +39,7 @@ final class BTreeStore: StoreStorage {
     /// attribute made non-optional with a default, renames by renaming identifier — the store is
     /// migrated in one atomic transaction before it opens (a crash leaves the old store).
     convenience init(url: URL, model: ManagedObjectModel, configuration: String, options: PersistentStore.Options) throws {
-        let path = url.path
+        let path = url.filePath
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists && (options.readOnly || !options.createIfMissing) { throw StoreError.fileNotFound(path: path) }
         var engineOptions = Database.Options(pageSize: options.pageSize, cacheBytes: options.cacheBytes, readOnly: options.readOnly)
@@ -247,5 +247,16 @@ final class BTreeStore: StoreStorage {
                 return result
             }
         } catch { throw storeError(error, path: path) }
+    }
+}
+
+extension URL {
+    /// The file system path, as `path` gives it. `path` first builds a set of bytes inside
+    /// Foundation, whose first use in a process searches every loaded protocol conformance
+    /// (about 400k instructions, a twentieth of opening a store and its first fetch);
+    /// `path(percentEncoded:)` decodes the same path without it, keeping a trailing slash.
+    var filePath: String {
+        let path = self.path(percentEncoded: false)
+        return path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") ? String(path.dropLast()) : path
     }
 }

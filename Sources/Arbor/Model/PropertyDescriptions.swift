@@ -139,7 +139,7 @@ public struct IndexDescription: Codable, Hashable, Sendable {
         case .words: prefix = "words_"
         case .substrings: prefix = "substrings_"
         }
-        self.name = name ?? (prefix + properties.joined(separator: "_"))
+        self.name = name ?? (prefix + properties.concatenated(separator: "_"))
     }
 
     private enum CodingKeys: String, CodingKey {

@@ -98,14 +98,14 @@ struct PredicateChecker {
             let isLast = position == path.count - 1
             if let attribute = current.attribute(named: key) {
                 guard isLast else { throw ObjectPredicateError.unknownKey(entity: current.name, key: path[position...].joined(separator: ".")) }
-                return sawToMany.map { .toMany($0) } ?? .attribute(path.count == 1 ? key : path.joined(separator: "."), attribute.description.type)
+                return sawToMany.map { .toMany($0) } ?? .attribute(path.count == 1 ? key : path.concatenated(separator: "."), attribute.description.type)
             }
             guard let relationship = current.relationship(named: key), let destination = model.info(named: relationship.destinationName) else {
                 throw ObjectPredicateError.unknownKey(entity: current.name, key: key)
             }
             if relationship.kind != .toOne {
                 guard allowToMany else { throw ObjectPredicateError.unsupported("sorting by to-many key \(key)") }
-                sawToMany = path.joined(separator: ".")
+                sawToMany = path.concatenated(separator: ".")
             }
             current = destination
             if isLast { return sawToMany.map { .toMany($0) } ?? .toOne(key) }
