@@ -32,11 +32,16 @@ public struct FetchedRowValues {
     /// The row's columns a visit loaded, read directly; nil when the row is read otherwise.
     let slots: RowSlots?
 
-    init(decoding: RowValueDecoding, fields: [RowValueDecoding.Field?]) {
+    /// The current row of `decoding`, which was loaded from `source`. (Taken from `source`
+    /// rather than asked of `decoding`: each question copies its source, a retain and a release.)
+    init(decoding: RowValueDecoding, fields: [RowValueDecoding.Field?], source: borrowing RowValueDecoding.Source) {
         self.decoding = decoding
         self.fields = fields
-        columns = decoding.columns
-        slots = decoding.slots
+        switch source {
+        case .slots(let slots, _): (self.slots, columns) = (slots, nil)
+        case .columns(let columns, _): (slots, self.columns) = (nil, columns)
+        case .object, .none: (slots, columns) = (nil, nil)
+        }
     }
 
     /// The row's ID.

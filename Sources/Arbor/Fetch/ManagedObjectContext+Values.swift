@@ -44,7 +44,7 @@ extension ManagedObjectContext {
         let fields = try decoding.resolve(T.fetchedProperties)
         return try valueRows(request, decoding, slots: RowValueDecoding.slots(fields)) { decoding, id, source in
             decoding.load(id: id, from: source)
-            return try T(row: FetchedRowValues(decoding: decoding, fields: fields))
+            return try T(row: FetchedRowValues(decoding: decoding, fields: fields, source: source))
         }
     }
 
@@ -71,13 +71,15 @@ extension ManagedObjectContext {
         var rowsRequest = request
         rowsRequest.resultType = .managedObjects
         rowsRequest.includesPropertyValues = true
-        var values: [T] = []
+        let values = ValueList<T>()  // not [T]: see ValueList
         if let slots {
             let loaded = RowSlots(slots, columnCount: decoding.info.columnCount)
             let visited = try ContextFetch.visitStoredRows(of: rowsRequest, in: self, loading: loaded) { id, store in
                 values.append(try make(decoding, id, .slots(loaded, store.references)))
             }
-            if let visited { return ValueRun(values: values, statistics: visited, decoding: decoding, fromObjects: 0, inPlace: true) }
+            if let visited {
+                return ValueRun(values: values.takeArray(), statistics: visited, decoding: decoding, fromObjects: 0, inPlace: true)
+            }
         }
         let (entries, statistics) = try execute(rowsRequest)
         values.reserveCapacity(entries.count)
@@ -95,7 +97,7 @@ extension ManagedObjectContext {
                 values.append(try make(decoding, entry.id, .object(object)))
             }
         }
-        return ValueRun(values: values, statistics: statistics, decoding: decoding, fromObjects: fromObjects, inPlace: false)
+        return ValueRun(values: values.takeArray(), statistics: statistics, decoding: decoding, fromObjects: fromObjects, inPlace: false)
     }
 
     /// The plan of each store's part of `request` as `fetchValues(_:as:)` runs it for `T`,

@@ -122,18 +122,6 @@ final class RowValueDecoding {
         return value
     }
 
-    /// The current row's columns loaded by a visit (nil when it is read otherwise).
-    var slots: RowSlots? {
-        if case .slots(let slots, _) = source { return slots }
-        return nil
-    }
-
-    /// The current row's stored columns (nil when it is read from its object).
-    var columns: RowColumns? {
-        if case .columns(let columns, _) = source { return columns }
-        return nil
-    }
-
     /// The target of the to-one `relationship` in the current row.
     func target(_ relationship: EntityInfo.Relationship) -> ObjectID? {
         switch source {
