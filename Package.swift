@@ -19,6 +19,8 @@ let package = Package(
         // The @Entity macro's implementation (ArborMacros), run by the compiler only.
         .package(url: "https://github.com/swiftlang/swift-syntax", exact: "603.0.1"),
     ],
+    // fuzz/Package.swift declares the library's targets again (CLZ4 to ArborTransit, with
+    // their dependencies), to instrument them alone: keep the two in step.
     targets: [
         .systemLibrary(
             name: "CLZ4", path: "Sources/CLZ4", pkgConfig: "liblz4",
