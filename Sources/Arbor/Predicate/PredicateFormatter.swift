@@ -64,7 +64,7 @@ enum PredicateFormatter {
     /// or `_` (possible after `#`) get a `#`.
     static func escapeKey(_ key: String) -> String {
         guard let first = key.unicodeScalars.first else { return key }
-        let plain = (first.properties.isAlphabetic || first == "_") && !PredicateParser.keywords.contains(key.uppercased())
+        let plain = (first.isPredicateLetter || first == "_") && !PredicateParser.keywords.contains(key.uppercased())
         return plain ? key : "#" + key
     }
 
