@@ -1,4 +1,5 @@
 import Arbor
+import ArborEngineTestSupport
 import ArborTestSupport
 import Foundation
 import Testing
@@ -71,6 +72,51 @@ struct DictionaryResultTests {
             #expect(fast.map { $0["stop"] as? ObjectID } == stops.map { Optional($0) })
             #expect(fast.map { $0["n"] as? Int64 } == scanned.map { $0["n"] as? Int64 })
             #expect(fast.map { $0["n"] as? Int64 } == [1, 2, 3, 4])
+        }
+    }
+
+    @Test("counts per stop from the foreign-key index equal a count of each stop's times", arguments: [1, 2, 3] as [UInt64])
+    func countsFromForeignKeyRandom(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let stack = try TestStack()
+        let context = stack.context()
+        // 400 stops, so that owner keys take one byte and then two; times inserted in random
+        // order, some deleted, some stops left without any.
+        let expected: [ObjectID: Int64] = try context.performAndWait {
+            let stops = (1...400).map { makeStop(context, Int64($0)) }
+            var times: [StopTime] = []
+            for stop in stops.shuffled(using: &random) {
+                for _ in 0..<Int.random(in: 0...3, using: &random) {
+                    let time = StopTime(context: context)
+                    time.departureTime = Date(timeIntervalSince1970: Double(times.count))
+                    time.arrivalTime = time.departureTime
+                    time.stop = stop
+                    times.append(time)
+                }
+            }
+            try context.save()
+            var counts: [ObjectID: Int64] = [:]
+            for time in times {
+                if Int.random(in: 0..<5, using: &random) == 0 {
+                    context.delete(time)
+                } else if let stop = time.stop {
+                    counts[stop.objectID, default: 0] += 1
+                }
+            }
+            try context.save()
+            return counts
+        }
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "StopTime")
+            request.propertiesToGroupBy = ["stop"]
+            request.propertiesToFetch = [.key("stop"), .expression("n", .count, of: "SELF")]
+            stack.store.resetStatistics()
+            let rows = try context.fetchDictionaries(request)
+            #expect(stack.store.statistics.rowsRead == 0)  // the foreign-key index alone
+            var counted: [ObjectID: Int64] = [:]
+            for row in rows { if let stop = row["stop"] as? ObjectID { counted[stop] = row["n"] as? Int64 } }
+            #expect(counted == expected)
+            #expect(rows.count == expected.count)
         }
     }
 

@@ -381,25 +381,45 @@ extension BTreeStore {
     /// Entries per owner key in a foreign-key tree, in owner order, counting only rows of
     /// `entity` (or its sub-entities). Reads index entries only.
     func countByOwner(tree: String, entity: EntityInfo) throws -> [(owner: Int64, count: Int)] {
+        // The current run's owner component as stored (an integer component is at most 9
+        // bytes): an entry that starts with the same bytes has the same owner, and is counted
+        // without decoding its key. Any other entry is decoded (and checked).
+        let ownerBytes = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 8)
+        defer { ownerBytes.deallocate() }
         do {
             return try database.view { tx in
                 var result: [(owner: Int64, count: Int)] = []
                 // The current owner's run is counted in locals, and appended when the next begins.
-                var owner: Int64 = 0, count = 0
+                var owner: Int64 = 0, count = 0, ownerLength = 0
                 let entityCode = entity.code, rootCode = entity.rootCode
                 try tx.tree(tree).forEachUnsafe { key, value in
-                    // The key starts with the owner's key.
-                    guard let entryOwner = IndexKeys.integer(in: key, at: 0), let code = keys.entryCode(from: value, root: rootCode) else {
+                    guard let code = keys.entryCode(from: value, root: rootCode) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed foreign-key entry")
+                    }
+                    // Compared byte by byte: a few bytes, fewer instructions than a call to memcmp.
+                    var sameOwner = ownerLength > 0 && ownerLength <= key.count
+                    if sameOwner, let base = key.baseAddress {
+                        for offset in 0..<ownerLength where base.load(fromByteOffset: offset, as: UInt8.self)
+                            != ownerBytes.load(fromByteOffset: offset, as: UInt8.self) {
+                            sameOwner = false
+                            break
+                        }
+                    }
+                    if !sameOwner {
+                        // The key starts with the owner's key.
+                        guard let (entryOwner, end) = TupleKey.integer(in: key, at: 0), let base = key.baseAddress else {
+                            throw StoreError.corruptRow(location: tree, detail: "malformed foreign-key entry")
+                        }
+                        if entryOwner != owner {
+                            if count > 0 { result.append((owner, count)) }
+                            (owner, count) = (entryOwner, 0)
+                        }
+                        ownerBytes.copyMemory(from: base, byteCount: end)
+                        ownerLength = end
                     }
                     // The entity's own code first: a set lookup hashes (most of the cost per entry).
                     guard code == entityCode || entity.descendantCodes.contains(code) else { return true }
-                    if count > 0, entryOwner == owner {
-                        count += 1
-                    } else {
-                        if count > 0 { result.append((owner, count)) }
-                        (owner, count) = (entryOwner, 1)
-                    }
+                    count += 1
                     return true
                 }
                 if count > 0 { result.append((owner, count)) }
