@@ -1,10 +1,11 @@
 /// The values a value fetch makes, one appended per row, then handed over as one array.
 ///
 /// The code that appends is generic over the caller's type and, that type being declared in
-/// another module, runs unspecialized. There `Array.append` looks up `Array<T>`'s metadata in
-/// the runtime's cache and then calls the library's generic append: about 480 instructions a
-/// row, a tenth of a row of a value fetch. This list appends through a typed pointer, which
-/// needs only `T`'s own value witnesses, reached through the list's class.
+/// another module, runs unspecialized. There, inside the closure a fetch calls per row,
+/// `Array.append` looked up `Array<T>`'s metadata in the runtime's cache and then called the
+/// library's generic append: about 480 instructions a row, 7% of a value fetch's row. This list
+/// appends through a typed pointer, which needs only `T`'s own value witnesses, reached
+/// through the list's class. (A plain loop asks for the metadata once, before it starts.)
 ///
 /// One fetch, one thread, like the fetch that fills it.
 final class ValueList<T> {
