@@ -25,6 +25,22 @@ struct DictionaryResultTests {
         }
     }
 
+    /// Stop times per stop: the count ("n") grouped by stop.
+    static var countPerStop: FetchRequest {
+        var request = FetchRequest(entityName: "StopTime")
+        request.propertiesToGroupBy = ["stop"]
+        request.propertiesToFetch = [.key("stop"), .expression("n", .count, of: "SELF")]
+        return request
+    }
+
+    /// The dictionaries of `request`, checked to come from index entries alone (no row read).
+    static func fromForeignKey(_ request: FetchRequest, _ stack: TestStack, _ context: ManagedObjectContext) throws -> [[String: Any]] {
+        stack.store.resetStatistics()
+        let rows = try context.fetchDictionaries(request)
+        #expect(stack.store.statistics.rowsRead == 0)
+        return rows
+    }
+
     @Test("count of stop times per stop, with having and a sort")
     func countPerStop() throws {
         let stack = try TestStack()
@@ -61,12 +77,8 @@ struct DictionaryResultTests {
         let stops = try Self.seed(stack)
         let context = stack.context()
         try context.performAndWait {
-            var request = FetchRequest(entityName: "StopTime")
-            request.propertiesToGroupBy = ["stop"]
-            request.propertiesToFetch = [.key("stop"), .expression("n", .count, of: "SELF")]
-            stack.store.resetStatistics()
-            let fast = try context.fetchDictionaries(request)
-            #expect(stack.store.statistics.rowsRead == 0)  // index entries only
+            var request = Self.countPerStop
+            let fast = try Self.fromForeignKey(request, stack, context)
             request.sortDescriptors = [ObjectSortDescriptor("stop.identifier")]
             let scanned = try context.fetchDictionaries(request)
             #expect(fast.map { $0["stop"] as? ObjectID } == stops.map { Optional($0) })
@@ -107,12 +119,7 @@ struct DictionaryResultTests {
             return counts
         }
         try context.performAndWait {
-            var request = FetchRequest(entityName: "StopTime")
-            request.propertiesToGroupBy = ["stop"]
-            request.propertiesToFetch = [.key("stop"), .expression("n", .count, of: "SELF")]
-            stack.store.resetStatistics()
-            let rows = try context.fetchDictionaries(request)
-            #expect(stack.store.statistics.rowsRead == 0)  // the foreign-key index alone
+            let rows = try Self.fromForeignKey(Self.countPerStop, stack, context)
             var counted: [ObjectID: Int64] = [:]
             for row in rows { if let stop = row["stop"] as? ObjectID { counted[stop] = row["n"] as? Int64 } }
             #expect(counted == expected)

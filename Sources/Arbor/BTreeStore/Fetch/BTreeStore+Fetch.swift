@@ -396,15 +396,9 @@ extension BTreeStore {
                     guard let code = keys.entryCode(from: value, root: rootCode) else {
                         throw StoreError.corruptRow(location: tree, detail: "malformed foreign-key entry")
                     }
-                    // Compared byte by byte: a few bytes, fewer instructions than a call to memcmp.
-                    var sameOwner = ownerLength > 0 && ownerLength <= key.count
-                    if sameOwner, let base = key.baseAddress {
-                        for offset in 0..<ownerLength where base.load(fromByteOffset: offset, as: UInt8.self)
-                            != ownerBytes.load(fromByteOffset: offset, as: UInt8.self) {
-                            sameOwner = false
-                            break
-                        }
-                    }
+                    let sameOwner = ownerLength > 0 && ownerLength <= key.count
+                        && compareBytes(UnsafeRawBufferPointer(start: key.baseAddress, count: ownerLength),
+                                        UnsafeRawBufferPointer(start: ownerBytes, count: ownerLength)) == 0
                     if !sameOwner {
                         // The key starts with the owner's key.
                         guard let (entryOwner, end) = TupleKey.integer(in: key, at: 0), let base = key.baseAddress else {
