@@ -84,6 +84,22 @@ struct PreparedFetchTests {
         }
     }
 
+    @Test("each variable takes the value given under its own name, whatever the other names; values no variable has are ignored")
+    func valuesByName() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            let prepared = try context.prepare(FetchRequest(entityName: "StopTime", predicate: try ObjectPredicate(
+                format: "departureTime BETWEEN {$from, $fromLater} AND pickupType == $From")))
+            let early = Date(timeIntervalSince1970: 100), late = Date(timeIntervalSince1970: 200)
+            let values: [String: any FetchTemplateValue] = ["fro": 9, "fromLater": late, "From": 2, "from": early, "unused": "x"]
+            let expected = try ObjectPredicate(format: "departureTime BETWEEN {%@, %@} AND pickupType == 2", early, late)
+            #expect(try prepared.request(values).predicate == expected)
+            #expect(try prepared.request(substitutionVariables: values.mapValues { $0 as Any }).predicate == expected)
+            #expect(throws: FetchTemplateError.missingVariable("from")) { try prepared.request(values.filter { $0.key != "from" }) }
+        }
+    }
+
     @Test("variables are typed from what they are compared with; missing and mistyped values are refused by name")
     func typedVariables() throws {
         let stack = try TestStack()

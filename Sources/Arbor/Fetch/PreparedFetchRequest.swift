@@ -88,7 +88,16 @@ public final class PreparedFetchRequest: Sendable {
     /// - Throws: `FetchTemplateError.missingVariable`, `.mistypedVariable`.
     /// - Complexity: O(size of the predicate + values of lists).
     public func request(_ values: [String: any FetchTemplateValue]) throws -> FetchRequest {
-        try bound { name in values[name].map { .value($0.templateExpression) } ?? .missing }
+        // The values are walked once and their names compared with the variables' (a few short
+        // strings): looking each variable up would hash its name (about 700 instructions each).
+        try withUnsafeTemporaryAllocation(of: PredicateExpression?.self, capacity: variableList.count) { given in
+            given.initialize(repeating: nil)
+            defer { given.deinitialize() }
+            for (name, value) in values {
+                if let position = variableList.firstIndex(where: { $0.name == name }) { given[position] = value.templateExpression }
+            }
+            return try bound { position, _ in given[position].map(Given.value) ?? .missing }
+        }
     }
 
     /// The request with every variable replaced by its value in `values`, of any type a
@@ -96,7 +105,7 @@ public final class PreparedFetchRequest: Sendable {
     /// `request(_:)` with `FetchTemplateValue`s costs less).
     /// - Throws: `FetchTemplateError.missingVariable`, `.mistypedVariable`.
     public func request(substitutionVariables values: [String: Any]) throws -> FetchRequest {
-        try bound { name in
+        try bound { _, name in
             guard let value = values[name] else { return .missing }
             if let typed = value as? any FetchTemplateValue { return .value(typed.templateExpression) }
             do { return .value(try PredicateParser.expression(from: value, index: 0)) } catch { return .unusable("\(Swift.type(of: value))") }
@@ -111,14 +120,15 @@ public final class PreparedFetchRequest: Sendable {
         case unusable(String)
     }
 
-    /// The template with each variable bound to the expression `value(name)` gives.
-    private func bound(_ value: (String) -> Given) throws -> FetchRequest {
+    /// The template with each variable bound to the expression `value(position, name)` gives
+    /// (`position` in `variableList`).
+    private func bound(_ value: (Int, String) -> Given) throws -> FetchRequest {
         var request = template
         if let predicate = template.predicate, !variables.isEmpty {
             var bindings = TemplateBindings(capacity: variableList.count)
-            for (name, type) in variableList {
+            for (position, (name, type)) in variableList.enumerated() {
                 let expression: PredicateExpression
-                switch value(name) {
+                switch value(position, name) {
                 case .value(let given): expression = given
                 case .missing: throw FetchTemplateError.missingVariable(name)
                 case .unusable(let found): throw FetchTemplateError.mistypedVariable(name: name, expected: type, found: found)
