@@ -31,10 +31,11 @@ extension ManagedObjectContext {
         let fill = request.includesPropertyValues && (!request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty)
         // Room for every object up front: the identity map would otherwise rehash as it grows.
         registered.reserveCapacity(forMore: entries.count)
-        // Rows come store by store: the store of the previous entry is looked up once.
+        // Rows come store by store: the store of the previous entry is looked up once (known
+        // by the ID's store bits: its UUID would be made for every entry to be compared).
         // A loop, not `map`: a variable captured by the closure costs a run-time exclusivity
         // check at each access.
-        var lastStore: PersistentStore?
+        var lastStore: PersistentStore?, lastStoreBits: ObjectID.StoreBits?
         var objects: [ManagedObject] = []
         objects.reserveCapacity(entries.count)
         for entry in entries {
@@ -45,7 +46,10 @@ extension ManagedObjectContext {
                 } else if parent == nil, let row = entry.row, !entry.id.isTemporaryID {
                     // Filled, or (a fault) holding the row it fires with, without a read: the
                     // row data a Core Data fetch leaves in its row cache.
-                    if lastStore?.identifier != entry.id.storeIdentifier { lastStore = try? self.store(for: entry.id) }
+                    if lastStore == nil || lastStoreBits != entry.id.storeBits {
+                        lastStore = try? self.store(for: entry.id)
+                        lastStoreBits = entry.id.storeBits
+                    }
                     if let store = lastStore { try? apply(row, to: object, from: store, firing: fill) }
                 }
             }
