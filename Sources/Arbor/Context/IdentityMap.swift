@@ -1,67 +1,136 @@
 /// A context's identity map: at most one object per ID, none of them retained.
 ///
+/// An open-addressed table (linear probing, a power-of-two number of slots) of its own rather
+/// than a `Dictionary`, for two reasons:
+/// - an object remembers its slot (`ManagedObject.identitySlot`), so the release of an object
+///   empties its entry without hashing its ID or probing: a fetch of many objects releases
+///   them all together;
+/// - finding an ID and then filling the slot found costs one probe, where a dictionary probed
+///   once to look and again to insert.
+///
 /// Entries are not weak references: those gave every object a side table (an allocation, and
 /// slower retains and releases for its whole life). Instead an object empties its own entry as
 /// it deinitializes (`forget`), so every entry names a live object or none. Emptied entries
-/// stay in place (removing from the open-addressed table moves and rehashes the entries after
-/// it, which cost more than the rest of an object's release) and are swept when the map has
-/// doubled since the last sweep, so sweeping costs O(1) amortized per object.
+/// keep their ID (a probe passes over them, and registering that ID again refills them); they
+/// are dropped when the table is rebuilt, which happens once entries fill three quarters of
+/// the slots. The new table is sized so that the live objects fill at most three eighths of
+/// it: three eighths of its slots are then filled before the next rebuild, so rebuilding costs
+/// O(1) amortized per object registered.
 struct IdentityMap {
-    /// An entry: the object, not retained, or empty.
+    /// A slot: the ID and its object (not retained), or nothing yet.
     private struct Entry {
-        private let reference: Unmanaged<ManagedObject>?
-        init(_ object: ManagedObject?) { reference = object.map { Unmanaged.passUnretained($0) } }
+        /// nil: the slot was never filled since the last rebuild (a probe stops here).
+        var id: ObjectID?
+        /// nil: emptied (its object was released or removed).
+        var reference: Unmanaged<ManagedObject>?
+
+        static var vacant: Entry { Entry(id: nil, reference: nil) }
+
         var object: ManagedObject? { reference?.takeUnretainedValue() }
         /// Whether the entry is `object` (compared by address: nothing is retained).
         func holds(_ object: ManagedObject) -> Bool { reference?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() }
     }
 
-    private var entries: [ObjectID: Entry] = [:]
-    /// The size that triggers the next sweep: twice what survived the last one (at least 2,048).
-    private var sweepThreshold = 2_048
+    private var slots = [Entry](repeating: .vacant, count: IdentityMap.minimumCapacity)
+    /// Entries with an ID, emptied ones included (they await the next rebuild).
+    private(set) var entryCount = 0
 
-    /// Entries, emptied ones included (they await the next sweep).
-    var entryCount: Int { entries.count }
+    static let minimumCapacity = 16
+    /// Past this many slots, `removeAll` starts again from the minimum instead of clearing.
+    static let keptCapacity = 8_192
 
-    /// The object registered for `id`, if it is alive. O(1).
-    subscript(id: ObjectID) -> ManagedObject? { entries[id]?.object }
+    /// `slots.count - 1` (a power of two minus one).
+    private var mask: Int { slots.count &- 1 }
+
+    /// The object registered for `id`, if it is alive. O(1) expected.
+    subscript(id: ObjectID) -> ManagedObject? {
+        let position = find(id)
+        return slots[position].id == nil ? nil : slots[position].object
+    }
 
     /// Makes `object` the one for its ID (replacing any other). O(1) amortized.
     mutating func register(_ object: ManagedObject) {
-        entries[object.objectID] = Entry(object)
-        if entries.count > sweepThreshold { sweepEmptyEntries() }
+        if (entryCount + 1) * 4 > slots.count * 3 { rebuild(forMore: 1) }
+        let position = find(object.objectID)
+        if slots[position].id == nil {
+            slots[position].id = object.objectID
+            entryCount += 1
+        }
+        slots[position].reference = Unmanaged.passUnretained(object)
+        object.identitySlot = position
     }
 
-    /// Removes `object`'s entry, when the entry is that object.
+    /// Empties `object`'s entry, when the entry for its ID is that object.
     mutating func remove(_ object: ManagedObject) {
-        if entries[object.objectID]?.holds(object) == true { entries[object.objectID] = nil }
+        let position = find(object.objectID)
+        if slots[position].holds(object) { slots[position].reference = nil }
     }
 
-    /// Empties a deinitializing object's entry in place, when the entry is that object (a
-    /// reset or a newer object for the same ID may have replaced it).
+    /// Empties a deinitializing object's entry in place, found by the slot it remembers, when
+    /// the entry is still that object (a reset, a rebuild after its removal, or a newer object
+    /// for the same ID may have taken the slot). O(1), no hashing.
     mutating func forget(_ object: ManagedObject) {
-        guard let index = entries.index(forKey: object.objectID), entries.values[index].holds(object) else { return }
-        entries.values[index] = Entry(nil)
+        let position = object.identitySlot
+        guard position >= 0, position < slots.count, slots[position].holds(object) else { return }
+        slots[position].reference = nil
     }
 
     /// The live objects, retained: a loop over them may release objects (their prefetched
     /// relatives), which then leave the map while it is being walked.
-    var liveObjects: [ManagedObject] { entries.values.compactMap(\.object) }
+    var liveObjects: [ManagedObject] { slots.compactMap(\.object) }
 
-    /// Makes room for `count` more objects (a fetch would otherwise rehash at every doubling).
-    mutating func reserveCapacity(forMore count: Int) { entries.reserveCapacity(entries.count + count) }
+    /// Makes room for `count` more objects (a fetch would otherwise rebuild at every doubling).
+    mutating func reserveCapacity(forMore count: Int) {
+        if (entryCount + count) * 4 > slots.count * 3 { rebuild(forMore: count) }
+    }
 
     /// Forgets every object. A context reset between fetches refills the map to about the same
-    /// size: a modest table is kept, sparing it a rehash at every doubling.
-    mutating func removeAll() { entries.removeAll(keepingCapacity: entries.capacity <= 4_096) }
+    /// size: a modest table is kept, sparing it a rebuild at every doubling.
+    mutating func removeAll() {
+        if slots.count <= Self.keptCapacity {
+            for position in slots.indices { slots[position] = .vacant }
+        } else {
+            slots = [Entry](repeating: .vacant, count: Self.minimumCapacity)
+        }
+        entryCount = 0
+    }
 
-    /// Drops emptied entries, rebuilding the table at its present capacity: the map refills to
-    /// about the same size before the next sweep, and growing it again from empty would rehash
-    /// it at every doubling.
-    private mutating func sweepEmptyEntries() {
-        var live = [ObjectID: Entry](minimumCapacity: entries.capacity)
-        for (id, entry) in entries where entry.object != nil { live[id] = entry }
-        entries = live
-        sweepThreshold = max(2_048, entries.count * 2)
+    /// The slot of `id`'s entry, or the vacant slot where its entry would go.
+    private func find(_ id: ObjectID) -> Int {
+        var position = Int(truncatingIfNeeded: mixedHash(id.hashBits, seed: 0)) & mask
+        while let stored = slots[position].id {
+            if stored.primaryKey == id.primaryKey, stored == id { return position }
+            position = (position &+ 1) & mask
+        }
+        return position
+    }
+
+    /// Rebuilds the table without its emptied entries, with room for the live objects and
+    /// `more`: they fill at most three eighths of the new slots. Live objects learn their new slot.
+    private mutating func rebuild(forMore more: Int) {
+        let live = slots.filter { $0.reference != nil }
+        var capacity = Self.minimumCapacity
+        while (live.count + more) * 8 > capacity * 3 { capacity *= 2 }
+        slots = [Entry](repeating: .vacant, count: capacity)
+        entryCount = live.count
+        for entry in live {
+            guard let id = entry.id, let reference = entry.reference else { continue }
+            let position = find(id)
+            slots[position] = entry
+            reference.takeUnretainedValue().identitySlot = position
+        }
+    }
+
+    /// Checks that every entry can be found from its ID's home slot, that `entryCount` counts
+    /// the entries, and that each live object remembers its slot (tests).
+    func checkInvariants() -> Bool {
+        var counted = 0
+        for (position, entry) in slots.enumerated() {
+            guard let id = entry.id else { continue }
+            counted += 1
+            guard find(id) == position else { return false }
+            if let object = entry.object, object.identitySlot != position { return false }
+        }
+        return counted == entryCount && entryCount * 4 <= slots.count * 3
     }
 }

@@ -1,0 +1,110 @@
+@testable import Arbor
+import ArborEngineTestSupport
+import Foundation
+import Testing
+
+/// The identity map's own table against a dictionary: the same object (or none) for every ID
+/// after every step of random registrations, removals, releases, reservations and resets.
+@Suite("Identity map: one object per ID, as a dictionary would keep them")
+struct IdentityMapTests {
+    @Test("random steps over colliding IDs of two entities and two stores agree with a dictionary", arguments: [1, 2, 3] as [UInt64])
+    func againstDictionary(seed: UInt64) throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        let model = try #require(context.model)
+        let entities = [try #require(model.info(named: "Stop")), try #require(model.info(named: "StopTime"))]
+        let stores: [ObjectID.StoreBits?] = [ObjectID.StoreBits(UUID()), ObjectID.StoreBits(UUID()), nil]
+        var random = SplitMix64(seed: seed)
+        var map = IdentityMap()
+        // What the map must answer, and the objects the test keeps alive (the map retains none:
+        // an object leaves `alive` only after the map was told, as its deinit would tell it).
+        var expected: [ObjectID: ManagedObject] = [:]
+        var alive: [ManagedObject] = []
+        // Few keys, so that IDs meet again: replacements, re-registrations, probes past emptied entries.
+        func randomID() -> ObjectID {
+            ObjectID(info: entities[Int.random(in: 0..<2, using: &random)], storeBits: stores[Int.random(in: 0..<3, using: &random)],
+                     key: Int64.random(in: 0..<400, using: &random))
+        }
+        context.performAndWait {
+            for step in 0..<6_000 {
+                switch Int.random(in: 0..<100, using: &random) {
+                case 0..<45:
+                    let id = randomID()
+                    let object = ManagedObject(ObjectConstruction(id: id, context: context))
+                    map.register(object)
+                    expected[id] = object
+                    alive.append(object)
+                case 45..<55 where !alive.isEmpty:
+                    // Registered again (as a save does after changing nothing).
+                    let object = alive[Int.random(in: 0..<alive.count, using: &random)]
+                    map.register(object)
+                    expected[object.objectID] = object
+                case 55..<70 where !alive.isEmpty:
+                    let object = alive[Int.random(in: 0..<alive.count, using: &random)]
+                    map.remove(object)
+                    if expected[object.objectID] === object { expected[object.objectID] = nil }
+                case 70..<97 where !alive.isEmpty:
+                    let object = alive.remove(at: Int.random(in: 0..<alive.count, using: &random))
+                    map.forget(object)
+                    if expected[object.objectID] === object { expected[object.objectID] = nil }
+                case 97:
+                    map.reserveCapacity(forMore: Int.random(in: 0..<500, using: &random))
+                case 98 where step % 7 == 0:
+                    map.removeAll()
+                    expected = [:]
+                default:
+                    break
+                }
+                if step % 50 == 0 {
+                    #expect(map.checkInvariants())
+                    // Every ID of the key space, counted (one expectation per round keeps the test quick).
+                    var wrong = 0
+                    for entity in entities {
+                        for store in stores {
+                            for key in 0..<400 as Range<Int64> {
+                                let id = ObjectID(info: entity, storeBits: store, key: key)
+                                if map[id] !== expected[id] { wrong += 1 }
+                            }
+                        }
+                    }
+                    #expect(wrong == 0, "step \(step)")
+                    let live = Set(map.liveObjects.map(ObjectIdentifier.init))
+                    #expect(live == Set(expected.values.map(ObjectIdentifier.init)))
+                }
+            }
+            for object in alive { map.forget(object) }
+            #expect(map.liveObjects.isEmpty)
+            #expect(map.checkInvariants())
+        }
+    }
+
+    @Test("an object released after a newer one took its ID, or after a reset and a rebuild, leaves the newer one alone")
+    func staleSlots() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        let info = try #require(context.model?.info(named: "Stop"))
+        context.performAndWait {
+            var map = IdentityMap()
+            let id = ObjectID(info: info, storeBits: nil, key: 7)
+            let first = ManagedObject(ObjectConstruction(id: id, context: context))
+            map.register(first)
+            let second = ManagedObject(ObjectConstruction(id: id, context: context))
+            map.register(second)
+            map.forget(first)
+            #expect(map[id] === second)
+            // After a reset the old slot may hold another object once the table is rebuilt.
+            map.removeAll()
+            var others: [ManagedObject] = []
+            for key in 0..<100 as Range<Int64> {
+                let object = ManagedObject(ObjectConstruction(id: ObjectID(info: info, storeBits: nil, key: key), context: context))
+                map.register(object)
+                others.append(object)
+            }
+            map.forget(second)
+            map.forget(first)
+            for object in others { #expect(map[object.objectID] === object) }
+            #expect(map.checkInvariants())
+            for object in others { map.forget(object) }
+        }
+    }
+}
