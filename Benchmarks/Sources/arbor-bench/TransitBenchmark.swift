@@ -87,11 +87,16 @@ struct TransitBenchmark: ParsableCommand {
         let arborGrowth = try growth(arbor.iterate), sqliteGrowth = try growth(sqlite.iterate)
         add("iterate: peak memory growth (second pass, caches warm)", max(arborGrowth, 0.01), max(sqliteGrowth, 0.01), "MiB")
 
+        // The median of five runs a side, taking turns: one run of either side varied by a third
+        // from one benchmark run to the next.
         var arborCount = 0, sqliteCount = 0
-        let arborCounts = try Clock.seconds { arborCount = try arbor.countPerStop() }
-        let sqliteCounts = try Clock.seconds { sqliteCount = try sqlite.countPerStop() }
-        guard arborCount == sqliteCount else { throw BenchError.wrongAnswer("counts \(arborCount) vs \(sqliteCount)") }
-        add("count of stop times per stop (group by)", arborCounts * 1000, sqliteCounts * 1000, "ms")
+        var arborCounts: [Double] = [], sqliteCounts: [Double] = []
+        for _ in 0..<5 {
+            arborCounts.append(try Clock.seconds { arborCount = try arbor.countPerStop() })
+            sqliteCounts.append(try Clock.seconds { sqliteCount = try sqlite.countPerStop() })
+            guard arborCount == sqliteCount else { throw BenchError.wrongAnswer("counts \(arborCount) vs \(sqliteCount)") }
+        }
+        add("count of stop times per stop (group by)", Clock.median(arborCounts) * 1000, Clock.median(sqliteCounts) * 1000, "ms")
 
         // Median of seven fresh processes a side, taking turns: one spawn is at the mercy of
         // whatever else the machine does in those few milliseconds.
