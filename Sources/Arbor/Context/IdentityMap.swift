@@ -13,9 +13,11 @@
 /// it deinitializes (`forget`), so every entry names a live object or none. Emptied entries
 /// keep their ID (a probe passes over them, and registering that ID again refills them); they
 /// are dropped when the table is rebuilt, which happens once entries fill three quarters of
-/// the slots. The new table is sized so that the live objects fill at most three eighths of
-/// it: three eighths of its slots are then filled before the next rebuild, so rebuilding costs
-/// O(1) amortized per object registered.
+/// the slots. A table rebuilt to register one more object is sized so that the live objects
+/// fill at most three eighths of it: three eighths of its slots are then filled before the next
+/// rebuild, so rebuilding costs O(1) amortized per object registered. A table rebuilt for a
+/// reservation (a fetch about to register its objects) is sized as a dictionary would be, the
+/// objects reserved for filling at most three quarters of it.
 struct IdentityMap {
     /// A slot: the ID and its object (not retained), or nothing yet.
     private struct Entry {
@@ -50,7 +52,7 @@ struct IdentityMap {
 
     /// Makes `object` the one for its ID (replacing any other). O(1) amortized.
     mutating func register(_ object: ManagedObject) {
-        if (entryCount + 1) * 4 > slots.count * 3 { rebuild(forMore: 1) }
+        if (entryCount + 1) * 4 > slots.count * 3 { rebuild(forMore: 1, fill: 3.0 / 8) }
         let position = find(object.objectID)
         if slots[position].id == nil {
             slots[position].id = object.objectID
@@ -81,7 +83,7 @@ struct IdentityMap {
 
     /// Makes room for `count` more objects (a fetch would otherwise rebuild at every doubling).
     mutating func reserveCapacity(forMore count: Int) {
-        if (entryCount + count) * 4 > slots.count * 3 { rebuild(forMore: count) }
+        if (entryCount + count) * 4 > slots.count * 3 { rebuild(forMore: count, fill: 3.0 / 4) }
     }
 
     /// Forgets every object. A context reset between fetches refills the map to about the same
@@ -106,11 +108,12 @@ struct IdentityMap {
     }
 
     /// Rebuilds the table without its emptied entries, with room for the live objects and
-    /// `more`: they fill at most three eighths of the new slots. Live objects learn their new slot.
-    private mutating func rebuild(forMore more: Int) {
+    /// `more`: they fill at most the fraction `fill` of the new slots. Live objects learn their
+    /// new slot.
+    private mutating func rebuild(forMore more: Int, fill: Double) {
         let live = slots.filter { $0.reference != nil }
         var capacity = Self.minimumCapacity
-        while (live.count + more) * 8 > capacity * 3 { capacity *= 2 }
+        while Double(live.count + more) > Double(capacity) * fill { capacity *= 2 }
         slots = [Entry](repeating: .vacant, count: capacity)
         entryCount = live.count
         for entry in live {
