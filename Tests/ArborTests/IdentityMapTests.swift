@@ -45,7 +45,7 @@ struct IdentityMapTests {
                     if expected[object.objectID] === object { expected[object.objectID] = nil }
                 case 70..<97 where !alive.isEmpty:
                     let object = alive.remove(at: Int.random(in: 0..<alive.count, using: &random))
-                    map.forget(object)
+                    map.remove(object)
                     if expected[object.objectID] === object { expected[object.objectID] = nil }
                 case 97:
                     map.reserveCapacity(forMore: Int.random(in: 0..<500, using: &random))
@@ -72,7 +72,7 @@ struct IdentityMapTests {
                     #expect(live == Set(expected.values.map(ObjectIdentifier.init)))
                 }
             }
-            for object in alive { map.forget(object) }
+            for object in alive { map.remove(object) }
             #expect(map.liveObjects.isEmpty)
             #expect(map.checkInvariants())
         }
@@ -90,7 +90,7 @@ struct IdentityMapTests {
             map.register(first)
             let second = ManagedObject(ObjectConstruction(id: id, context: context))
             map.register(second)
-            map.forget(first)
+            map.remove(first)
             #expect(map[id] === second)
             // After a reset the old slot may hold another object once the table is rebuilt.
             map.removeAll()
@@ -100,11 +100,11 @@ struct IdentityMapTests {
                 map.register(object)
                 others.append(object)
             }
-            map.forget(second)
-            map.forget(first)
+            map.remove(second)
+            map.remove(first)
             for object in others { #expect(map[object.objectID] === object) }
             #expect(map.checkInvariants())
-            for object in others { map.forget(object) }
+            for object in others { map.remove(object) }
         }
     }
 }

@@ -1,16 +1,13 @@
 /// A context's identity map: at most one object per ID, none of them retained.
 ///
 /// An open-addressed table (linear probing, a power-of-two number of slots) of its own rather
-/// than a `Dictionary`, for two reasons:
-/// - an object remembers its slot (`ManagedObject.identitySlot`), so the release of an object
-///   empties its entry without hashing its ID or probing: a fetch of many objects releases
-///   them all together;
-/// - finding an ID and then filling the slot found costs one probe, where a dictionary probed
-///   once to look and again to insert.
+/// than a `Dictionary`: an object remembers its slot (`ManagedObject.identitySlot`), so
+/// removing it — its release above all, a fetch of many objects releasing them all together —
+/// empties its entry without hashing its ID or probing.
 ///
 /// Entries are not weak references: those gave every object a side table (an allocation, and
 /// slower retains and releases for its whole life). Instead an object empties its own entry as
-/// it deinitializes (`forget`), so every entry names a live object or none. Emptied entries
+/// it deinitializes (`remove`), so every entry names a live object or none. Emptied entries
 /// keep their ID (a probe passes over them, and registering that ID again refills them); they
 /// are dropped when the table is rebuilt, which happens once entries fill three quarters of
 /// the slots. A table rebuilt to register one more object is sized so that the live objects
@@ -45,10 +42,7 @@ struct IdentityMap {
     private var mask: Int { slots.count &- 1 }
 
     /// The object registered for `id`, if it is alive. O(1) expected.
-    subscript(id: ObjectID) -> ManagedObject? {
-        let position = find(id)
-        return slots[position].id == nil ? nil : slots[position].object
-    }
+    subscript(id: ObjectID) -> ManagedObject? { slots[find(id)].object }
 
     /// Makes `object` the one for its ID (replacing any other). O(1) amortized.
     mutating func register(_ object: ManagedObject) {
@@ -62,16 +56,11 @@ struct IdentityMap {
         object.identitySlot = position
     }
 
-    /// Empties `object`'s entry, when the entry for its ID is that object.
+    /// Empties `object`'s entry in place — for a removal, or for a deinitializing object —
+    /// found by the slot the object remembers, when the entry is still that object (a reset, a
+    /// rebuild after its removal, or a newer object for the same ID may have taken the slot).
+    /// O(1), no hashing.
     mutating func remove(_ object: ManagedObject) {
-        let position = find(object.objectID)
-        if slots[position].holds(object) { slots[position].reference = nil }
-    }
-
-    /// Empties a deinitializing object's entry in place, found by the slot it remembers, when
-    /// the entry is still that object (a reset, a rebuild after its removal, or a newer object
-    /// for the same ID may have taken the slot). O(1), no hashing.
-    mutating func forget(_ object: ManagedObject) {
         let position = object.identitySlot
         guard position >= 0, position < slots.count, slots[position].holds(object) else { return }
         slots[position].reference = nil

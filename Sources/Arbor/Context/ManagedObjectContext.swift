@@ -210,7 +210,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Empties a deinitializing object's identity-map entry.
-    func forget(_ object: ManagedObject) { registered.forget(object) }
+    func forget(_ object: ManagedObject) { registered.remove(object) }
 
     /// The registered objects, retained (see `IdentityMap.liveObjects`).
     var liveRegisteredObjects: [ManagedObject] { registered.liveObjects }

@@ -98,7 +98,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Related objects loaded by prefetching, kept alive with this object (as Core Data's fired
     /// relationships are) until `refresh(_:mergeChanges: false)` or `reset()` lets them go.
     var prefetched: [ManagedObject] = []
-    /// Where the context's identity map holds this object (see `IdentityMap.forget`).
+    /// Where the context's identity map holds this object (see `IdentityMap.remove`).
     /// Unchecked: read and written by the map on the context's queue only.
     @exclusivity(unchecked) var identitySlot = -1
     /// The row-cache entry this object keeps alive, released in `deinit`.
