@@ -130,7 +130,7 @@ struct IndexKeys: Sendable {
         return bytes
     }
 
-    func ownerPrefix(_ owner: Int64) -> [UInt8] { TupleKey.encode([integer(owner)]) }
+    func ownerPrefix(_ owner: Int64) -> [UInt8] { TupleKey.encode(component: integer(owner)) }
 
     func joinPrefix(side: UInt8, owner: Int64) -> [UInt8] { TupleKey.encode([.uint8(side), integer(owner)]) }
 

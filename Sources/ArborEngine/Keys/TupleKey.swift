@@ -70,6 +70,15 @@ public enum TupleKey {
         return output
     }
 
+    /// Encodes one ascending component: `encode([value])` without the array around it (key
+    /// filters and range bounds encode their values one by one at every fetch).
+    public static func encode(component value: TupleValue) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(9)
+        append(value, descending: false, to: &output)
+        return output
+    }
+
     /// Encodes components with their directions.
     public static func encode(_ components: [TupleComponent]) -> [UInt8] {
         var output: [UInt8] = []

@@ -16,7 +16,7 @@ final class ComponentSet {
     /// `1` and `1.0` given for an integer column are one point).
     /// - Complexity: O(n log n).
     init(_ values: [TupleValue]) {
-        var pairs = values.map { (value: $0, bytes: TupleKey.encode([$0])) }
+        var pairs = values.map { (value: $0, bytes: TupleKey.encode(component: $0)) }
         pairs.sort { compareBytes($0.bytes, $1.bytes) < 0 }
         var unique: [(value: TupleValue, bytes: [UInt8])] = []
         unique.reserveCapacity(pairs.count)
@@ -44,6 +44,6 @@ final class ComponentSet {
     /// Whether `value` is one of the list's components.
     /// - Complexity: O(log n) comparisons.
     func contains(_ value: TupleValue) -> Bool {
-        TupleKey.encode([value]).withUnsafeBytes { contains(encoded: $0) }
+        TupleKey.encode(component: value).withUnsafeBytes { contains(encoded: $0) }
     }
 }

@@ -34,10 +34,10 @@ final class KeyFilter {
         self.position = position
         self.condition = condition
         switch condition {
-        case .equal(let value): test = .equal(TupleKey.encode([value]))
+        case .equal(let value): test = .equal(TupleKey.encode(component: value))
         case .oneOf(let values): test = .oneOf(values)
         case .range(let lower, let upper):
-            test = .range(lower: lower.map { (TupleKey.encode([$0.0]), $0.1) }, upper: upper.map { (TupleKey.encode([$0.0]), $0.1) })
+            test = .range(lower: lower.map { (TupleKey.encode(component: $0.0), $0.1) }, upper: upper.map { (TupleKey.encode(component: $0.0), $0.1) })
         case .prefix(let text): test = .prefix(QueryPlanner.encodedStringPrefix(text))
         case .foldedEqual, .foldedPrefix: test = .always
         }

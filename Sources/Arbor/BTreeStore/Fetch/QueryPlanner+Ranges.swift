@@ -38,7 +38,7 @@ extension QueryPlanner {
             guard usable > 0 else { break }
             if let (value, label) = equal {
                 if index.isForeignKey, isNull(value) { return nil }  // nil references have no entries
-                let component = TupleKey.encode([value])
+                let component = TupleKey.encode(component: value)
                 for position in prefixes.indices { prefixes[position].append(contentsOf: component) }
                 score += 4
                 used.append(label)
@@ -112,7 +112,7 @@ extension QueryPlanner {
     /// The encoding of a string component without its terminator: every key whose string
     /// starts with `prefix` starts with these bytes.
     static func encodedStringPrefix(_ prefix: String) -> [UInt8] {
-        Array(TupleKey.encode([.string(prefix)]).dropLast(2))
+        Array(TupleKey.encode(component: .string(prefix)).dropLast(2))
     }
 
     /// The range of keys that start with the encoded components `base` and continue with a
@@ -143,15 +143,15 @@ extension QueryPlanner {
         return range
     }
 
-    /// The smallest byte string greater than every string starting with `bytes`.
-    static func successor(_ bytes: [UInt8]) -> [UInt8]? {
-        var result = bytes
-        while let last = result.last {
+    /// The smallest byte string greater than every string starting with `bytes` (made in
+    /// place when the caller gives up its last copy: an upper bound's key is built for this).
+    static func successor(_ bytes: consuming [UInt8]) -> [UInt8]? {
+        while let last = bytes.last {
             if last < 0xFF {
-                result[result.count - 1] = last + 1
-                return result
+                bytes[bytes.count - 1] = last + 1
+                return bytes
             }
-            result.removeLast()
+            bytes.removeLast()
         }
         return nil
     }
