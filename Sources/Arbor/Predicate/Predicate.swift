@@ -71,7 +71,11 @@ public enum AggregateFunction: String, Hashable, Sendable {
 }
 
 /// A value in a predicate.
-public indirect enum PredicateExpression: Hashable, Sendable {
+///
+/// Only the cases that hold another expression or a predicate are `indirect`: a constant, key
+/// path or variable is stored inline, so binding a template's values (and parsing) makes no box
+/// per leaf.
+public enum PredicateExpression: Hashable, Sendable {
     /// A constant: number, string, date, nil, …
     case constant(AttributeValue)
     /// A constant object reference (from `%@` with an object or object ID).
@@ -87,9 +91,9 @@ public indirect enum PredicateExpression: Hashable, Sendable {
     /// `SELF`, the evaluated object.
     case evaluatedObject
     /// An aggregate of a to-many key path; `key` names the member attribute (nil for @count).
-    case aggregate(AggregateFunction, collection: PredicateExpression, key: String?)
+    indirect case aggregate(AggregateFunction, collection: PredicateExpression, key: String?)
     /// `SUBQUERY(collection, $variable, predicate)`: the members for which the predicate holds.
-    case subquery(collection: PredicateExpression, variable: String, predicate: ObjectPredicate)
+    indirect case subquery(collection: PredicateExpression, variable: String, predicate: ObjectPredicate)
 }
 
 // MARK: Building predicates in Swift
