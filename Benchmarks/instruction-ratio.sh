@@ -47,7 +47,9 @@ inclusive() {
 }
 # Both sides' inclusive counts for `$1` queries, as "arbor sqlite".
 profile() {
-  valgrind --tool=callgrind --callgrind-out-file="$output" --toggle-collect="$arborSymbol" --toggle-collect="$sqliteSymbol" \
+  # Deterministic hashing: with a random seed per process, dictionary probes (both sides use
+  # them) move a count by a few hundred instructions a query between runs.
+  SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file="$output" --toggle-collect="$arborSymbol" --toggle-collect="$sqliteSymbol" \
     .build/release/arbor-bench transit-profile --path "$arbor" --sqlite "$sqlite" --query "$query" --repeats "$1" "${extra[@]}" > /dev/null 2>&1
   echo "$(inclusive "$arborSymbol") $(inclusive "$sqliteSymbol")"
 }

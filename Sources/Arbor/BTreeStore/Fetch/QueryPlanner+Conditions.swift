@@ -73,19 +73,26 @@ extension QueryPlanner {
     /// entity with constants.
     static func condition(_ comparison: Comparison, info: EntityInfo, store: BTreeStore) -> (Int, Condition)? {
         guard comparison.modifier == .direct else { return nil }
-        var op = comparison.op
-        var keyExpression = comparison.left, constant = comparison.right
-        if case .keyPath = comparison.right, !isKeyPath(comparison.left) {
-            swap(&keyExpression, &constant)
-            switch op {
-            case .less: op = .greater
-            case .lessOrEqual: op = .greaterOrEqual
-            case .greater: op = .less
-            case .greaterOrEqual: op = .lessOrEqual
-            case .equal, .notEqual: break
-            default: return nil
-            }
+        // The sides are handed on as parameters (borrowed), not copied into variables: every
+        // fetch asks this of each conjunct.
+        guard case .keyPath = comparison.right, !isKeyPath(comparison.left) else {
+            return condition(comparison, op: comparison.op, key: comparison.left, constant: comparison.right, info: info, store: store)
         }
+        let op: Comparison.Operator
+        switch comparison.op {
+        case .less: op = .greater
+        case .lessOrEqual: op = .greaterOrEqual
+        case .greater: op = .less
+        case .greaterOrEqual: op = .lessOrEqual
+        case .equal, .notEqual: op = comparison.op
+        default: return nil
+        }
+        return condition(comparison, op: op, key: comparison.right, constant: comparison.left, info: info, store: store)
+    }
+
+    /// `condition(_:info:store:)` for `key op constant` (the sides of `comparison` in that order).
+    private static func condition(_ comparison: Comparison, op: Comparison.Operator, key keyExpression: PredicateExpression,
+                                  constant: PredicateExpression, info: EntityInfo, store: BTreeStore) -> (Int, Condition)? {
         guard case .keyPath(let path) = keyExpression, path.count == 1 else { return nil }
         let slot: Int
         let type: AttributeType?

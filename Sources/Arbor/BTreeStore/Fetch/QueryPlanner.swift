@@ -273,10 +273,11 @@ enum QueryPlanner {
     static func residual(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?], answeredBy index: EntityInfo.Index,
                          info: EntityInfo) -> ObjectPredicate? {
         var rest: [ObjectPredicate] = []
-        for (conjunct, condition) in zip(parts, stated) {
-            if let (slot, condition) = condition, case .comparison(let comparison) = conjunct,
-               isExact(comparison, condition, info: info), index.slots.contains(slot) { continue }
-            rest.append(conjunct)
+        for position in parts.indices {
+            // The slot first: a conjunct on a column the index lacks is not copied out to be tested.
+            if let slot = stated[position]?.0, index.slots.contains(slot), let (_, condition) = stated[position],
+               case .comparison(let comparison) = parts[position], isExact(comparison, condition, info: info) { continue }
+            rest.append(parts[position])
         }
         return rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest))
     }
