@@ -133,6 +133,17 @@ struct TupleKeyTests {
         }
     }
 
+    @Test("one component encodes as the tuple of that component alone")
+    func singleComponent() {
+        var g = SplitMix64(seed: 10)
+        var mismatches: [TupleValue] = []
+        for _ in 0..<5_000 {
+            let value = Self.randomValue(&g)
+            if TupleKey.encode(component: value) != TupleKey.encode([value]) { mismatches.append(value) }
+        }
+        #expect(mismatches.isEmpty)
+    }
+
     @Test("decoding returns the original values and directions")
     func roundTrip() throws {
         var g = SplitMix64(seed: 8)
