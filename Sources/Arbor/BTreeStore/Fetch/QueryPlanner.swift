@@ -275,7 +275,7 @@ enum QueryPlanner {
         var rest: [ObjectPredicate] = []
         for position in parts.indices {
             // The slot first: a conjunct on a column the index lacks is not copied out to be tested.
-            if let slot = stated[position]?.0, index.slots.contains(slot), let (_, condition) = stated[position],
+            if let (slot, condition) = stated[position], index.slots.contains(slot),
                case .comparison(let comparison) = parts[position], isExact(comparison, condition, info: info) { continue }
             rest.append(parts[position])
         }
