@@ -100,6 +100,45 @@ struct PreparedFetchTests {
         }
     }
 
+    @Test("a bound request keeps its values beside the written predicate: read, changed, prepared again, explained and merged with unsaved objects as if written out")
+    func valuesKeptApart() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            var random = SplitMix64(seed: 7)
+            try Self.populate(context, stops: 120, random: &random)
+            let box = try context.prepare(FetchRequest(entityName: "Stop", predicate: try ObjectPredicate(format: Self.box + " AND name BEGINSWITH $prefix"),
+                                                       sortDescriptors: [ObjectSortDescriptor("identifier")]))
+            let values: [String: any FetchTemplateValue] = ["west": 13.31, "east": 13.45, "south": 52.41, "north": 52.55, "prefix": "Zoo"]
+            let written = try ObjectPredicate(format: "longitude BETWEEN {13.31, 13.45} AND latitude BETWEEN {52.41, 52.55} AND name BEGINSWITH 'Zoo'")
+            let bound = try box.request(values)
+            #expect(bound.predicate == written)
+            let expected = try context.fetchObjectIDs(FetchRequest(entityName: "Stop", predicate: written, sortDescriptors: [ObjectSortDescriptor("identifier")]))
+            #expect(!expected.isEmpty)
+            for _ in 0..<2 { #expect(try context.fetchObjectIDs(bound) == expected) }  // the second through the kept index
+            // The kept plan names the values it searched for, not the variables.
+            let plan = try context.explain(bound).first?.plan ?? ""
+            #expect(plan.contains("prepared: index kept") && plan.contains("\"Zoo\"") && !plan.contains("$"), "plan: \(plan)")
+            // Preparing a bound request keeps its values: nothing is left to bind.
+            let again = try context.prepare(bound)
+            #expect(again.variables.isEmpty)
+            #expect(try again.request([:]).predicate == written)
+            #expect(try context.fetchObjectIDs(again) == expected)
+            // A predicate set on a bound request replaces the written one and its values.
+            var changed = bound
+            changed.predicate = try ObjectPredicate(format: "name BEGINSWITH 'Ost'")
+            #expect(changed.predicate == (try ObjectPredicate(format: "name BEGINSWITH 'Ost'")))
+            #expect(changed.prepared == nil)
+            // Unsaved objects are matched against the values too.
+            let inside = Stop(context: context), outside = Stop(context: context)
+            (inside.identifier, inside.stopID, inside.name, inside.latitude, inside.longitude) = (10_000, "new1", "Zoo new", 52.5, 13.4)
+            (outside.identifier, outside.stopID, outside.name, outside.latitude, outside.longitude) = (10_001, "new2", "Zoo far", 53.5, 13.4)
+            let withUnsaved = try context.fetchObjectIDs(bound)
+            #expect(withUnsaved.contains(inside.objectID) && !withUnsaved.contains(outside.objectID))
+            #expect(Set(withUnsaved) == Set(expected + [inside.objectID]))
+        }
+    }
+
     @Test("variables are typed from what they are compared with; missing and mistyped values are refused by name")
     func typedVariables() throws {
         let stack = try TestStack()

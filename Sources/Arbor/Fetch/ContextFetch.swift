@@ -72,9 +72,11 @@ struct ContextFetch: ~Copyable {
 
     private func run(_ request: FetchRequest, onProgress: ((Int) throws -> Void)?) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
         let started = ContinuousClock.now
-        let followsRelationships = pending && (request.predicate.map { $0.followsRelationships(info) } ?? false)
+        // Only with pending changes: reading a prepared request's predicate substitutes its values.
+        let predicate = pending ? request.predicate : nil
+        let followsRelationships = predicate.map { $0.followsRelationships(info) } ?? false
         var (entries, statistics) = try readStores(request, ownColumnsOnly: followsRelationships, onProgress: onProgress)
-        if followsRelationships, let predicate = request.predicate { try evaluateOnObjects(predicate, &entries) }
+        if followsRelationships, let predicate { try evaluateOnObjects(predicate, &entries) }
         if pending { try mergePendingChanges(request, into: &entries) }
         let descriptors = request.sortDescriptors
         if !descriptors.isEmpty {
@@ -94,7 +96,7 @@ struct ContextFetch: ~Copyable {
     private func visit(_ request: FetchRequest, _ slots: RowSlots,
                        _ body: (ObjectID, PersistentStore) throws -> Void) throws -> [FetchStatistics] {
         let started = ContinuousClock.now
-        var query = StoreQuery(entity: info, predicate: request.predicate, includesSubentities: request.includesSubentities,
+        var query = StoreQuery(entity: info, boundPredicate: request.boundPredicate, includesSubentities: request.includesSubentities,
                                needsRows: true, prepared: request.prepared)
         let offset = max(request.fetchOffset, 0)
         let limit = request.fetchLimit > 0 ? request.fetchLimit : nil
@@ -120,7 +122,8 @@ struct ContextFetch: ~Copyable {
     /// Every searched store's rows, one store after another.
     private func readStores(_ request: FetchRequest, ownColumnsOnly: Bool, onProgress: ((Int) throws -> Void)?) throws -> ([FetchedRow], [FetchStatistics]) {
         let stores = context.searchedStores(request, info, coordinator)
-        var query = StoreQuery(entity: info, predicate: ownColumnsOnly ? request.predicate?.ownColumnConjuncts(info) : request.predicate,
+        var query = StoreQuery(entity: info,
+                               boundPredicate: ownColumnsOnly ? BoundPredicate(request.predicate?.ownColumnConjuncts(info)) : request.boundPredicate,
                                includesSubentities: request.includesSubentities,
                                keyPaths: keyPaths, sortDescriptors: request.sortDescriptors,
                                needsRows: request.includesPropertyValues && request.resultType != .objectIDs && request.resultType != .count,
@@ -178,11 +181,12 @@ struct ContextFetch: ~Copyable {
             candidates.append(object)
         }
         var evaluator = PredicateEvaluator(resolver: ContextResolver(context: context))
+        let predicate = request.predicate  // read once: a prepared request's values are substituted on each read
         for object in candidates where !object.deletedFlag {
             let matchesEntity = request.includesSubentities ? info.includes(object.info) : object.info === info
             guard matchesEntity else { continue }
             let subject = ObjectSubject(object: object, context: context)
-            if let predicate = request.predicate, try !evaluator.evaluate(predicate, subject) { continue }
+            if let predicate, try !evaluator.evaluate(predicate, subject) { continue }
             let values = try keyPaths.map { try evaluator.follow($0, from: .object(object.objectID), start: subject) }
             entries.append(FetchedRow(id: object.objectID, row: nil, values: values))
         }

@@ -22,13 +22,39 @@ public struct FetchRequest: Sendable {
     public var entityName: String {
         didSet { prepared = nil }
     }
+    /// The condition objects must meet (nil: every object of the entity).
+    /// A request bound from a `PreparedFetchRequest` keeps its values beside the written
+    /// predicate (see `BoundPredicate`); reading this substitutes them.
     public var predicate: ObjectPredicate? {
-        didSet { prepared = nil }
+        get { boundPredicate.predicate }
+        set {
+            boundPredicate = BoundPredicate(newValue)
+            prepared = nil
+        }
     }
+    /// The predicate, its variables' values kept apart until something reads it whole.
+    private(set) var boundPredicate = BoundPredicate(nil)
+    /// Whether the request has a predicate (without substituting its values).
+    var hasPredicate: Bool { boundPredicate.written != nil }
     public var sortDescriptors: [ObjectSortDescriptor] = []
     /// The prepared request this one was bound from (its predicate and sorts checked, its
     /// store plans cached); nil once the entity or predicate is set again.
     var prepared: PreparedPlanKey?
+
+    /// Binds the predicate's variables to `bindings` for the prepared request `key` (checked
+    /// by its caller), leaving the substitution to the first read.
+    mutating func bind(_ bindings: TemplateBindings, preparedBy key: PreparedPlanKey) {
+        boundPredicate = BoundPredicate(boundPredicate.written, bindings: bindings)
+        prepared = key
+    }
+
+    /// Substitutes the bound values now, for a request whose predicate is read many times.
+    mutating func resolveBindings() {
+        guard boundPredicate.bindings != nil else { return }
+        let key = prepared
+        predicate = boundPredicate.predicate
+        prepared = key
+    }
     /// 0: no limit.
     public var fetchLimit = 0
     public var fetchOffset = 0
@@ -65,7 +91,7 @@ public struct FetchRequest: Sendable {
 
     public init(entityName: String, predicate: ObjectPredicate? = nil, sortDescriptors: [ObjectSortDescriptor] = []) {
         self.entityName = entityName
-        self.predicate = predicate
+        boundPredicate = BoundPredicate(predicate)
         self.sortDescriptors = sortDescriptors
     }
 }

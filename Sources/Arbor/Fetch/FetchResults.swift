@@ -158,7 +158,7 @@ extension ManagedObjectContext {
         let stores = coordinator.persistentStores
         var ids = CompactObjectIDList()
         var unsaved: [ObjectID] = []
-        let simple = request.sortDescriptors.isEmpty && request.predicate == nil && request.fetchOffset == 0 && request.fetchLimit == 0
+        let simple = request.sortDescriptors.isEmpty && !request.hasPredicate && request.fetchOffset == 0 && request.fetchLimit == 0
             && (!request.includesPendingChanges || changed.isEmpty) && inheritedPendingIDs().isEmpty
         if simple, let info = model.info(named: request.entityName) {
             // Keys only, straight from the row trees: no object or row is kept per result.

@@ -28,7 +28,7 @@ extension ManagedObjectContext {
     /// the foreign-key index alone, without reading a row: when there is no predicate, no
     /// having, no sort other than by the group key, and no unsaved change.
     private func countsThroughForeignKey(_ request: FetchRequest, info: EntityInfo, properties: [FetchProperty]) throws -> [[String: Any]]? {
-        guard request.predicate == nil, request.havingPredicate == nil, request.propertiesToGroupBy.count == 1,
+        guard !request.hasPredicate, request.havingPredicate == nil, request.propertiesToGroupBy.count == 1,
               request.sortDescriptors.isEmpty, !hasVisiblePendingChanges, request.includesSubentities,
               let relationship = info.relationship(named: request.propertiesToGroupBy[0]), relationship.kind == .toOne,
               properties.allSatisfy({ ($0.function == nil && $0.keyPath == relationship.description.name)

@@ -58,6 +58,8 @@ public final class PreparedFetchRequest: Sendable {
     public let variables: [String: TemplateVariableType]
     /// `variables` by name, as an array: what each binding walks (no dictionary iteration).
     private let variableList: [(name: String, type: TemplateVariableType)]
+    /// The names of `variableList`, shared by every binding's `TemplateBindings`.
+    private let variableNames: [String]
     let model: ManagedObjectModel
     let info: EntityInfo
     /// Identifies this request's plans in the stores' plan caches.
@@ -76,9 +78,12 @@ public final class PreparedFetchRequest: Sendable {
         }
         var typing = VariableTyping(checker: checker)
         if let predicate = request.predicate { try typing.visit(predicate, entity: info, variables: [:]) }
-        template = request
+        var template = request
+        template.resolveBindings()  // a request bound from another template: its values are part of this one
+        self.template = template
         variables = typing.types
         variableList = typing.types.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        variableNames = variableList.map(\.name)
         self.model = model
         self.info = info
     }
@@ -124,8 +129,8 @@ public final class PreparedFetchRequest: Sendable {
     /// (`position` in `variableList`).
     private func bound(_ value: (Int, String) -> Given) throws -> FetchRequest {
         var request = template
-        if let predicate = template.predicate, !variables.isEmpty {
-            var bindings = TemplateBindings(capacity: variableList.count)
+        if template.hasPredicate, !variables.isEmpty {
+            var bindings = TemplateBindings(names: variableNames)
             for (position, (name, type)) in variableList.enumerated() {
                 let expression: PredicateExpression
                 switch value(position, name) {
@@ -136,11 +141,13 @@ public final class PreparedFetchRequest: Sendable {
                 guard fits(expression, type) else {
                     throw FetchTemplateError.mistypedVariable(name: name, expected: type, found: Self.kind(of: expression))
                 }
-                bindings.append(name, expression)
+                bindings.append(expression)
             }
-            request.predicate = predicate.substituting(bindings)
+            // Substituted when first read: a store that kept its plan reads the values as they are.
+            request.bind(bindings, preparedBy: planKey)
+        } else {
+            request.prepared = planKey
         }
-        request.prepared = planKey
         return request
     }
 
@@ -253,56 +260,6 @@ private struct VariableTyping {
         case .aggregate(_, let collection, _):
             try visitSubqueries(collection, entity: entity, variables: variables)
         default: return
-        }
-    }
-}
-
-/// Variables and their values: a few pairs, searched in order (cheaper than hashing names).
-struct TemplateBindings {
-    private var names: [String] = []
-    private var values: [PredicateExpression] = []
-
-    init(capacity: Int = 0) {
-        names.reserveCapacity(capacity)
-        values.reserveCapacity(capacity)
-    }
-
-    mutating func append(_ name: String, _ value: PredicateExpression) {
-        names.append(name)
-        values.append(value)
-    }
-
-    subscript(name: String) -> PredicateExpression? {
-        for index in names.indices where names[index] == name { return values[index] }
-        return nil
-    }
-
-    /// The bindings without `name` (a SUBQUERY's own variable hides a template's).
-    func removing(_ name: String) -> TemplateBindings {
-        var copy = TemplateBindings()
-        for index in names.indices where names[index] != name { copy.append(names[index], values[index]) }
-        return copy
-    }
-}
-
-extension ObjectPredicate {
-    /// The predicate with each free `$variable` replaced by its expression in `values`
-    /// (variables a SUBQUERY binds stay).
-    func substituting(_ values: TemplateBindings) -> ObjectPredicate {
-        mappingComparisons { $0.substituting(expressions: values) }
-    }
-}
-
-extension PredicateExpression {
-    func substituting(expressions values: TemplateBindings) -> PredicateExpression {
-        switch self {
-        case .variable(let name): return values[name] ?? self
-        case .list(let items): return .list(items.map { $0.substituting(expressions: values) })
-        case .aggregate(let function, let collection, let key): return .aggregate(function, collection: collection.substituting(expressions: values), key: key)
-        case .subquery(let collection, let variable, let predicate):
-            return .subquery(collection: collection.substituting(expressions: values), variable: variable,
-                             predicate: predicate.substituting(values.removing(variable)))
-        default: return self
         }
     }
 }

@@ -72,7 +72,7 @@ extension FetchedResultsControllerBase {
 
     /// Index paths apply only to the stored state of the whole entity, in its natural order.
     private func canUseIndexes(_ context: ManagedObjectContext) -> Bool {
-        fetchRequest.predicate == nil && fetchRequest.fetchLimit == 0 && fetchRequest.fetchOffset <= 0
+        !fetchRequest.hasPredicate && fetchRequest.fetchLimit == 0 && fetchRequest.fetchOffset <= 0
             && fetchRequest.affectedStores == nil && sectionNameKeyPath != nil
             && !context.hasVisiblePendingChanges
     }

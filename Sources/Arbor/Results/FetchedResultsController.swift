@@ -48,7 +48,9 @@ public class FetchedResultsControllerBase {
     /// A controller; nothing is fetched until `performFetch()`.
     public init(fetchRequest: FetchRequest, managedObjectContext: ManagedObjectContext, sectionNameKeyPath: String? = nil,
                 cacheName: String? = nil) {
-        self.fetchRequest = fetchRequest
+        var request = fetchRequest
+        request.resolveBindings()  // its predicate is read for every changed object
+        self.fetchRequest = request
         self.managedObjectContext = managedObjectContext
         self.sectionNameKeyPath = sectionNameKeyPath
         self.cacheName = cacheName

@@ -98,7 +98,10 @@ extension StoreStorage {
 /// satisfy `predicate`, with the values of `keyPaths` (sort keys first).
 struct StoreQuery {
     var entity: EntityInfo
-    var predicate: ObjectPredicate?
+    /// The predicate, with a prepared request's values kept apart (see `BoundPredicate`).
+    var boundPredicate: BoundPredicate
+    /// The whole predicate, its values substituted: read it once per use.
+    var predicate: ObjectPredicate? { boundPredicate.predicate }
     var includesSubentities = true
     var keyPaths: [[String]] = []
     /// The request's sort and how many rows it keeps (offset + limit): a storage may stop once

@@ -23,7 +23,7 @@ extension BTreeStore {
     func fetchRows(_ query: StoreQuery) throws -> (rows: [FetchedRow], statistics: FetchStatistics) {
         let found = FetchAccumulator()
         found.needsRows = query.needsRows
-        let statistics = try walkMatches(QueryPlanner.plan(query, store: self), predicate: query.predicate,
+        let statistics = try walkMatches(QueryPlanner.plan(query, store: self), predicate: query.boundPredicate,
                                          includesSubentities: query.includesSubentities, keyPaths: query.keyPaths,
                                          onProgress: query.onProgress, into: found, transaction: nil)
         // Moved out, so the caller holds the only reference (appending then copies nothing).
@@ -41,7 +41,7 @@ extension BTreeStore {
         return try withoutActuallyEscaping(visit) { visit in
             let found = FetchAccumulator()
             found.visit = RowVisit(slots: slots, body: visit)
-            return try walkMatches(QueryPlanner.plan(query, store: self), predicate: query.predicate,
+            return try walkMatches(QueryPlanner.plan(query, store: self), predicate: query.boundPredicate,
                                    includesSubentities: query.includesSubentities, keyPaths: [],
                                    onProgress: query.onProgress, into: found, transaction: nil)
         }
@@ -56,15 +56,15 @@ extension BTreeStore {
         let found = FetchAccumulator()
         found.keysOnly = true
         found.needsRows = false
-        _ = try walkMatches(QueryPlanner.plan(predicate, for: info, store: self), predicate: predicate,
+        _ = try walkMatches(QueryPlanner.plan(predicate, for: info, store: self), predicate: BoundPredicate(predicate),
                             includesSubentities: includesSubentities, keyPaths: [], onProgress: nil, into: found, transaction: tx)
         return found.keys
     }
 
     /// Reads the rows `plan` finds into `found` (rows, or keys only), evaluating what the plan
     /// leaves of `predicate`, in `transaction` when given, else in a snapshot of its own;
-    /// returns what it did.
-    private func walkMatches(_ plan: QueryPlan, predicate: ObjectPredicate?, includesSubentities: Bool, keyPaths: [[String]],
+    /// returns what it did. (`predicate` is bound only where the plan leaves it whole.)
+    private func walkMatches(_ plan: QueryPlan, predicate bound: BoundPredicate, includesSubentities: Bool, keyPaths: [[String]],
                              onProgress: ((Int) throws -> Void)?, into found: FetchAccumulator,
                              transaction: Transaction?) throws -> FetchStatistics {
         var plan = plan
@@ -73,13 +73,13 @@ extension BTreeStore {
         // Residual conditions run cheapest first, whatever order they were written in.
         var residual: ObjectPredicate?
         switch plan.residual {
-        case .whole: residual = predicate?.orderedByCost()
+        case .whole: residual = bound.predicate?.orderedByCost()
         case .part(let rest): residual = rest?.orderedByCost()
         }
         found.memberChecks = plan.memberChecks
         /// Makes the rows decide the whole predicate (when the access path answered nothing).
         func evaluateWhole() {
-            guard let predicate else { return }
+            guard let predicate = bound.predicate else { return }
             let (checks, rest) = QueryPlanner.memberChecks(in: predicate, on: info, store: self)
             found.memberChecks = checks
             residual = rest?.orderedByCost()
@@ -360,8 +360,8 @@ extension BTreeStore {
         // The member checks the walk ran (those the rows took over too), for `explain`.
         plan.memberChecks = found.memberChecks
         var statistics = FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched,
-                                         suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(predicate, for: info, store: self) },
-                                                                                textHint: { QueryPlanner.textIndexHint(predicate, for: info) },
+                                         suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(bound.predicate, for: info, store: self) },
+                                                                                textHint: { QueryPlanner.textIndexHint(bound.predicate, for: info) },
                                                                                 examined: examined, matched: matched))
         statistics.memberChecks = found.memberChecksRun
         return statistics

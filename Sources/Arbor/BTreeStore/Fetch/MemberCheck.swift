@@ -80,15 +80,19 @@ final class MemberCheck {
 
 extension QueryPlanner {
     /// Takes the member checks out of what `plan` leaves of `predicate` to evaluate.
-    static func separateMemberChecks(_ plan: inout QueryPlan, predicate: ObjectPredicate?, store: BTreeStore) {
+    /// `predicate` is read only when the plan leaves it whole.
+    static func separateMemberChecks(_ plan: inout QueryPlan, predicate: @autoclosure () -> ObjectPredicate?, store: BTreeStore) {
         let residual: ObjectPredicate?
         switch plan.residual {
-        case .whole: residual = predicate
+        case .whole: residual = predicate()
         case .part(let rest): residual = rest
         }
         guard let residual else { return }
         let (checks, rest) = memberChecks(in: residual, on: plan.entity, store: store)
-        guard !checks.isEmpty else { return }
+        guard !checks.isEmpty else {
+            plan.residual = .part(residual)  // the same, now read: a binding's values are substituted on each read
+            return
+        }
         plan.memberChecks = checks
         plan.residual = .part(rest)
     }

@@ -49,14 +49,19 @@ final class PlanChoices: Sendable {
 extension QueryPlanner {
     /// The access path for a prepared request's `predicate` through the index chosen for an
     /// earlier binding: its ranges, key filters and residual for these values; nil when the
-    /// values give the index no range (the plan is then chosen again).
-    static func accessPath(_ predicate: ObjectPredicate, for info: EntityInfo, through index: EntityInfo.Index,
+    /// values give the index no range (the plan is then chosen again). The values are read
+    /// from the bindings where the written predicate names them: only the residual's conjuncts
+    /// are bound.
+    static func accessPath(_ predicate: BoundPredicate, for info: EntityInfo, through index: EntityInfo.Index,
                            store: BTreeStore) -> QueryPlan? {
-        let parts = conjuncts(predicate)
-        let stated = statedConditions(parts, info: info, store: store)
-        let conditions = columnConditions(parts, stated)
+        guard let written = predicate.written else { return nil }
+        let bindings = predicate.bindings
+        let parts = conjuncts(written)
+        let stated = statedConditions(parts, info: info, store: store, bindings: bindings)
+        let conditions = columnConditions(parts, stated, bindings: bindings)
         guard let (_, ranges, used, exact) = ranges(for: index, conditions) else { return nil }
-        var plan = indexPlan(index, ranges, used: used, exact: exact, parts: parts, stated: stated, conditions: conditions, info: info)
+        var plan = indexPlan(index, ranges, used: used, exact: exact, parts: parts, stated: stated, conditions: conditions, info: info,
+                             bindings: bindings)
         plan.reusedChoice = true
         return plan
     }

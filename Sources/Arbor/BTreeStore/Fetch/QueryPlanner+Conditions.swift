@@ -14,7 +14,8 @@ extension QueryPlanner {
     }
 
     /// Whether `condition`, stated by `comparison`, decides it exactly (see `exactCondition`).
-    static func isExact(_ comparison: Comparison, _ condition: Condition, info: EntityInfo) -> Bool {
+    /// `bindings`: the values of a prepared request's variables, when `comparison` is written with them.
+    static func isExact(_ comparison: Comparison, _ condition: Condition, info: EntityInfo, bindings: TemplateBindings? = nil) -> Bool {
         guard comparison.options.isEmpty, let attribute = info.attribute(named: keyName(comparison) ?? "") else { return false }
         switch condition {
         case .equal, .oneOf, .range, .prefix: break
@@ -27,6 +28,9 @@ extension QueryPlanner {
             case (.constant(.int(let v)), .double): return v.magnitude <= 1 << 53
             case (.constant(.date), .date), (.constant(.bool), .bool), (.constant(.string), .string): return true
             case (.list(let items), _): return !items.isEmpty && items.allSatisfy(exact)
+            case (.variable(let name), _):
+                guard let value = bindings?.value(of: name) else { return false }
+                return exact(value)
             default: return false
             }
         }
@@ -70,13 +74,15 @@ extension QueryPlanner {
     }
 
     /// The column condition a comparison states, when it compares a stored column of the
-    /// entity with constants.
-    static func condition(_ comparison: Comparison, info: EntityInfo, store: BTreeStore) -> (Int, Condition)? {
+    /// entity with constants (or with variables `bindings` gives values).
+    static func condition(_ comparison: Comparison, info: EntityInfo, store: BTreeStore,
+                          bindings: TemplateBindings? = nil) -> (Int, Condition)? {
         guard comparison.modifier == .direct else { return nil }
         // The sides are handed on as parameters (borrowed), not copied into variables: every
         // fetch asks this of each conjunct.
         guard case .keyPath = comparison.right, !isKeyPath(comparison.left) else {
-            return condition(comparison, op: comparison.op, key: comparison.left, constant: comparison.right, info: info, store: store)
+            return condition(comparison, op: comparison.op, key: comparison.left, constant: comparison.right, info: info, store: store,
+                             bindings: bindings)
         }
         let op: Comparison.Operator
         switch comparison.op {
@@ -87,13 +93,15 @@ extension QueryPlanner {
         case .equal, .notEqual: op = comparison.op
         default: return nil
         }
-        return condition(comparison, op: op, key: comparison.right, constant: comparison.left, info: info, store: store)
+        return condition(comparison, op: op, key: comparison.right, constant: comparison.left, info: info, store: store, bindings: bindings)
     }
 
     /// `condition(_:info:store:)` for `key op constant` (the sides of `comparison` in that order).
     private static func condition(_ comparison: Comparison, op: Comparison.Operator, key keyExpression: PredicateExpression,
-                                  constant: PredicateExpression, info: EntityInfo, store: BTreeStore) -> (Int, Condition)? {
+                                  constant written: PredicateExpression, info: EntityInfo, store: BTreeStore,
+                                  bindings: TemplateBindings?) -> (Int, Condition)? {
         guard case .keyPath(let path) = keyExpression, path.count == 1 else { return nil }
+        let constant = bindings?.resolve(written) ?? written
         let slot: Int
         let type: AttributeType?
         var destinationRoot: UInt16?
@@ -109,6 +117,9 @@ extension QueryPlanner {
         }
         func tuple(_ expression: PredicateExpression) -> TupleValue? {
             switch expression {
+            case .variable(let name):
+                guard let value = bindings?.value(of: name) else { return nil }
+                return tuple(value)
             case .constant(let value): return type.flatMap { tupleValue(value, for: $0, keys: store.keys) }
             case .object(let id):
                 guard type == nil, id.storeIdentifier == store.identifier, id.info.rootCode == destinationRoot else { return nil }

@@ -28,13 +28,13 @@ extension QueryPlanner {
     /// For a prepared request: the plan through the index an earlier binding chose, when these
     /// values give it a range; otherwise nil, after noting the index the new plan uses (if any).
     private static func preparedPlan(_ query: StoreQuery, store: BTreeStore) -> QueryPlan? {
-        guard let prepared = query.prepared, let predicate = query.predicate else { return nil }
+        guard let prepared = query.prepared, query.boundPredicate.written != nil else { return nil }
         if let index = store.planChoices.index(for: prepared, entity: query.entity),
-           var plan = accessPath(predicate, for: query.entity, through: index, store: store) {
-            separateMemberChecks(&plan, predicate: predicate, store: store)
+           var plan = accessPath(query.boundPredicate, for: query.entity, through: index, store: store) {
+            separateMemberChecks(&plan, predicate: query.predicate, store: store)
             return plan
         }
-        let plan = plan(predicate, for: query.entity, store: store)
+        let plan = plan(query.predicate, for: query.entity, store: store)
         if case .index(let index, _) = plan.access { store.planChoices.note(index, for: prepared, entity: query.entity) }
         return plan
     }

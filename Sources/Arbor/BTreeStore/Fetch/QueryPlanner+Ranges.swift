@@ -23,29 +23,29 @@ extension QueryPlanner {
             // The column's conditions, and those this index can serve (`usable`); an equality
             // or a list of values serves before any range.
             var all = 0, usable = 0
-            var equal: (value: TupleValue, label: ConditionLabel)?
-            var oneOf: (values: ComponentSet, label: ConditionLabel)?
+            var equal: (value: TupleValue, part: Int)?
+            var oneOf: (values: ComponentSet, part: Int)?
             for entry in conditions.entries where entry.slot == slot {
                 all += 1
                 guard let option = Self.usable(entry.condition, by: index) else { continue }
                 usable += 1
                 switch option {
-                case .equal(let value): if equal == nil { equal = (value, entry.label) }
-                case .oneOf(let values): if oneOf == nil { oneOf = (values, entry.label) }
+                case .equal(let value): if equal == nil { equal = (value, entry.part) }
+                case .oneOf(let values): if oneOf == nil { oneOf = (values, entry.part) }
                 default: break
                 }
             }
             guard usable > 0 else { break }
-            if let (value, label) = equal {
+            if let (value, part) = equal {
                 if index.isForeignKey, isNull(value) { return nil }  // nil references have no entries
                 let component = TupleKey.encode(component: value)
                 for position in prefixes.indices { prefixes[position].append(contentsOf: component) }
                 score += 4
-                used.append(label)
+                used.append(conditions.label(part))
                 if all == 1 { exact.insert(position) }
                 continue
             }
-            if let (values, label) = oneOf, prefixes.count * values.count <= maximumRanges {
+            if let (values, part) = oneOf, prefixes.count * values.count <= maximumRanges {
                 if index.isForeignKey, values.values.contains(where: isNull) { return nil }
                 var product: [[UInt8]] = []
                 product.reserveCapacity(prefixes.count * values.count)
@@ -54,7 +54,7 @@ extension QueryPlanner {
                 }
                 prefixes = product
                 score += 3
-                used.append(label)
+                used.append(conditions.label(part))
                 if all == 1 { exact.insert(position) }
                 continue
             }
@@ -68,11 +68,11 @@ extension QueryPlanner {
                     if let low { lower = low; lowers += 1 }
                     if let high { upper = high; uppers += 1 }
                     rangeCount += 1
-                    used.append(entry.label)
+                    used.append(conditions.label(entry.part))
                 case .prefix(let value):
                     stringPrefix = value
                     prefixCount += 1
-                    used.append(entry.label)
+                    used.append(conditions.label(entry.part))
                 default: break
                 }
             }

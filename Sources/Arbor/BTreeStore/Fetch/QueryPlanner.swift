@@ -109,11 +109,19 @@ struct KeyPositions {
 /// The source of an index bound, formatted only for `explain` and logs.
 enum ConditionLabel: CustomStringConvertible {
     case predicate(ObjectPredicate)
+    /// A conjunct written with variables, and their values (substituted when formatted).
+    case bound(ObjectPredicate, TemplateBindings)
     case text(String)
+
+    /// `conjunct` as a label, with its variables' values when `bindings` has them.
+    static func conjunct(_ conjunct: ObjectPredicate, _ bindings: TemplateBindings?) -> ConditionLabel {
+        bindings.map { .bound(conjunct, $0) } ?? .predicate(conjunct)
+    }
 
     var description: String {
         switch self {
         case .predicate(let predicate): return PredicateFormatter.summary(predicate)
+        case .bound(let predicate, let bindings): return PredicateFormatter.summary(predicate.substituting(bindings))
         case .text(let text): return text
         }
     }
@@ -139,17 +147,31 @@ enum QueryPlanner {
     /// The column conditions of a predicate's conjuncts, each with its column's slot and its
     /// conjunct: a flat list, as a predicate states a handful (a dictionary of arrays cost
     /// three allocations for a geo box).
+    ///
+    /// An entry names its conjunct by position in `parts`: its label is made only when a search
+    /// uses it (copying entries then copies no predicate).
     struct ColumnConditions {
-        private(set) var entries: [(slot: Int, condition: Condition, label: ConditionLabel)] = []
+        private(set) var entries: [(slot: Int, condition: Condition, part: Int)] = []
+        /// The conjuncts the conditions come from.
+        private let parts: [ObjectPredicate]
+        /// The values of a prepared request's variables, when `parts` are written with them.
+        private let bindings: TemplateBindings?
 
-        init(capacity: Int = 0) { entries.reserveCapacity(capacity) }
+        init(parts: [ObjectPredicate], bindings: TemplateBindings? = nil) {
+            self.parts = parts
+            self.bindings = bindings
+            entries.reserveCapacity(parts.count)
+        }
 
-        mutating func append(slot: Int, condition: Condition, label: ConditionLabel) {
-            entries.append((slot, condition, label))
+        mutating func append(slot: Int, condition: Condition, part: Int) {
+            entries.append((slot, condition, part))
         }
 
         /// Whether some condition bounds the column at `slot`.
         func contains(slot: Int) -> Bool { entries.contains { $0.slot == slot } }
+
+        /// The label of the conjunct at `part`, for `explain`.
+        func label(_ part: Int) -> ConditionLabel { .conjunct(parts[part], bindings) }
     }
 
     /// The plan for `predicate` on `info`: its access path, then the member checks the
@@ -214,12 +236,14 @@ enum QueryPlanner {
 
     /// The search of `ranges` of `index`: the key filters for the conditions the ranges leave,
     /// and the residual of the conjuncts the index does not answer.
+    /// `bindings`: the values of a prepared request's variables, when `parts` are written with them.
     static func indexPlan(_ index: EntityInfo.Index, _ ranges: [KeyRange], used: [ConditionLabel], exact: KeyPositions,
-                          parts: [ObjectPredicate], stated: [(Int, Condition)?], conditions: ColumnConditions, info: EntityInfo) -> QueryPlan {
+                          parts: [ObjectPredicate], stated: [(Int, Condition)?], conditions: ColumnConditions, info: EntityInfo,
+                          bindings: TemplateBindings? = nil) -> QueryPlan {
         var plan = QueryPlan(entity: info, access: .index(index, ranges), usedConditions: used)
         plan.keyFilters = keyFilters(for: index, conditions, skipping: exact)
         if !index.isNormalized {
-            plan.residual = .part(residual(parts, stated, answeredBy: index, info: info))
+            plan.residual = .part(residual(parts, stated, answeredBy: index, info: info, bindings: bindings))
         }
         return plan
     }
@@ -242,21 +266,24 @@ enum QueryPlanner {
         return equalities + ranges.filter { !equalities.contains($0) }.prefix(1)
     }
 
-    /// The column condition each of `parts` states (nil where it states none), in order.
-    static func statedConditions(_ parts: [ObjectPredicate], info: EntityInfo, store: BTreeStore) -> [(Int, Condition)?] {
+    /// The column condition each of `parts` states (nil where it states none), in order
+    /// (`bindings`: the values of a prepared request's variables, when `parts` are written with them).
+    static func statedConditions(_ parts: [ObjectPredicate], info: EntityInfo, store: BTreeStore,
+                                 bindings: TemplateBindings? = nil) -> [(Int, Condition)?] {
         parts.map { conjunct in
             guard case .comparison(let comparison) = conjunct else { return nil }
-            return condition(comparison, info: info, store: store)
+            return condition(comparison, info: info, store: store, bindings: bindings)
         }
     }
 
     /// The column conditions that conjuncts `parts` state (`stated`), by column slot, each
     /// labelled with its conjunct.
-    static func columnConditions(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?]) -> ColumnConditions {
-        var conditions = ColumnConditions(capacity: stated.count)
-        for (conjunct, condition) in zip(parts, stated) {
+    static func columnConditions(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?],
+                                 bindings: TemplateBindings? = nil) -> ColumnConditions {
+        var conditions = ColumnConditions(parts: parts, bindings: bindings)
+        for (position, condition) in stated.enumerated() {
             guard let (slot, condition) = condition else { continue }
-            conditions.append(slot: slot, condition: condition, label: .predicate(conjunct))
+            conditions.append(slot: slot, condition: condition, part: position)
         }
         return conditions
     }
@@ -270,14 +297,16 @@ enum QueryPlanner {
     /// order and predicate order agree exactly. (Without options, strings compare by Unicode
     /// scalars: the order of their UTF-8 bytes, which the tuple encoding keeps; a scalar prefix
     /// is a byte prefix.)
+    /// With `bindings` (the values of a prepared request's variables), only the conjuncts left
+    /// are bound.
     static func residual(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?], answeredBy index: EntityInfo.Index,
-                         info: EntityInfo) -> ObjectPredicate? {
+                         info: EntityInfo, bindings: TemplateBindings? = nil) -> ObjectPredicate? {
         var rest: [ObjectPredicate] = []
         for position in parts.indices {
             // The slot first: a conjunct on a column the index lacks is not copied out to be tested.
-            if let (slot, condition) = stated[position], index.slots.contains(slot),
-               case .comparison(let comparison) = parts[position], isExact(comparison, condition, info: info) { continue }
-            rest.append(parts[position])
+            if let (slot, condition) = stated[position], index.slots.contains(slot), case .comparison(let comparison) = parts[position],
+               isExact(comparison, condition, info: info, bindings: bindings) { continue }
+            rest.append(bindings.map { parts[position].substituting($0) } ?? parts[position])
         }
         return rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest))
     }

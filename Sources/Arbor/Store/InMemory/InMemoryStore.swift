@@ -151,6 +151,7 @@ final class InMemoryStore: StoreStorage {
         var examined = 0
         // Without a sort, the rows come in primary-key order and the fetch stops at its limit.
         let limit = query.sortDescriptors.isEmpty ? query.rowLimit : nil
+        let predicate = query.predicate  // read once: a prepared request's values are substituted on each read
         for key in rows.keys.sorted() {
             if let limit, found.count >= limit { break }
             guard let row = rows[key] else { continue }
@@ -160,7 +161,7 @@ final class InMemoryStore: StoreStorage {
             guard matchesEntity, let concrete = model.infosByCode[row.entityCode] else { continue }
             let id = ObjectID(info: concrete, store: identifier, key: key)
             let subject = InMemorySubject(subjectID: id, entity: concrete, row: row, store: self, state: state)
-            if let predicate = query.predicate, try !evaluator.evaluate(predicate, subject) { continue }
+            if let predicate, try !evaluator.evaluate(predicate, subject) { continue }
             let values = try query.keyPaths.map { try evaluator.follow($0, from: .object(id), start: subject) }
             found.append(FetchedRow(id: id, row: row, values: values))
         }
