@@ -7,34 +7,21 @@ extension QueryPlanner {
     /// predicate does (see `residual`): then checking the condition on a column's
     /// value, in a key or in a row, is evaluating the conjunct.
     static func exactCondition(_ conjunct: ObjectPredicate, info: EntityInfo, store: BTreeStore) -> (Int, Condition)? {
-        guard case .comparison(let comparison) = conjunct,
-              let (slot, condition) = condition(comparison, info: info, store: store),
-              isExact(comparison, condition, info: info) else { return nil }
-        return (slot, condition)
+        guard case .comparison(let comparison) = conjunct, let stated = statedCondition(comparison, info: info, store: store),
+              stated.isExact else { return nil }
+        return (stated.slot, stated.condition)
     }
 
-    /// Whether `condition`, stated by `comparison`, decides it exactly (see `exactCondition`).
-    /// `bindings`: the values of a prepared request's variables, when `comparison` is written with them.
-    static func isExact(_ comparison: Comparison, _ condition: Condition, info: EntityInfo, bindings: TemplateBindings? = nil) -> Bool {
-        guard comparison.options.isEmpty, let attribute = info.attribute(named: keyName(comparison) ?? "") else { return false }
-        switch condition {
-        case .equal, .oneOf, .range, .prefix: break
+    /// Whether tuple order decides a comparison of an attribute of `type` with `value` exactly
+    /// as the predicate does (see `residual`).
+    static func ordersExactly(_ value: AttributeValue, _ type: AttributeType) -> Bool {
+        switch (value, type) {
+        case (.int, .int16), (.int, .int32), (.int, .int64): return true
+        case (.double(let v), .double): return !v.isNaN
+        case (.int(let v), .double): return v.magnitude <= 1 << 53
+        case (.date, .date), (.bool, .bool), (.string, .string): return true
         default: return false
         }
-        func exact(_ expression: PredicateExpression) -> Bool {
-            switch (expression, attribute.description.type) {
-            case (.constant(.int), .int16), (.constant(.int), .int32), (.constant(.int), .int64): return true
-            case (.constant(.double(let v)), .double): return !v.isNaN
-            case (.constant(.int(let v)), .double): return v.magnitude <= 1 << 53
-            case (.constant(.date), .date), (.constant(.bool), .bool), (.constant(.string), .string): return true
-            case (.list(let items), _): return !items.isEmpty && items.allSatisfy(exact)
-            case (.variable(let name), _):
-                guard let value = bindings?.value(of: name) else { return false }
-                return exact(value)
-            default: return false
-            }
-        }
-        return isKeyPath(comparison.left) ? exact(comparison.right) : exact(comparison.left)
     }
 
     static func keyName(_ comparison: Comparison) -> String? {
@@ -75,8 +62,13 @@ extension QueryPlanner {
 
     /// The column condition a comparison states, when it compares a stored column of the
     /// entity with constants (or with variables `bindings` gives values).
-    static func condition(_ comparison: Comparison, info: EntityInfo, store: BTreeStore,
-                          bindings: TemplateBindings? = nil) -> (Int, Condition)? {
+    static func condition(_ comparison: Comparison, info: EntityInfo, store: BTreeStore) -> (Int, Condition)? {
+        statedCondition(comparison, info: info, store: store).map { ($0.slot, $0.condition) }
+    }
+
+    /// `condition(_:info:store:)` with whether it decides the comparison exactly.
+    static func statedCondition(_ comparison: Comparison, info: EntityInfo, store: BTreeStore,
+                                bindings: TemplateBindings? = nil) -> StatedCondition? {
         guard comparison.modifier == .direct else { return nil }
         // The sides are handed on as parameters (borrowed), not copied into variables: every
         // fetch asks this of each conjunct.
@@ -96,10 +88,10 @@ extension QueryPlanner {
         return condition(comparison, op: op, key: comparison.right, constant: comparison.left, info: info, store: store, bindings: bindings)
     }
 
-    /// `condition(_:info:store:)` for `key op constant` (the sides of `comparison` in that order).
+    /// `statedCondition` for `key op constant` (the sides of `comparison` in that order).
     private static func condition(_ comparison: Comparison, op: Comparison.Operator, key keyExpression: PredicateExpression,
                                   constant written: PredicateExpression, info: EntityInfo, store: BTreeStore,
-                                  bindings: TemplateBindings?) -> (Int, Condition)? {
+                                  bindings: TemplateBindings?) -> StatedCondition? {
         guard case .keyPath(let path) = keyExpression, path.count == 1 else { return nil }
         let constant = bindings?.resolve(written) ?? written
         let slot: Int
@@ -115,12 +107,17 @@ extension QueryPlanner {
         } else {
             return nil
         }
+        // Exact until a constant's kind makes tuple order differ from the predicate's (see `residual`).
+        var exact = comparison.options.isEmpty && type != nil
         func tuple(_ expression: PredicateExpression) -> TupleValue? {
             switch expression {
             case .variable(let name):
                 guard let value = bindings?.value(of: name) else { return nil }
                 return tuple(value)
-            case .constant(let value): return type.flatMap { tupleValue(value, for: $0, keys: store.keys) }
+            case .constant(let value):
+                guard let type else { return nil }
+                exact = exact && ordersExactly(value, type)
+                return tupleValue(value, for: type, keys: store.keys)
             case .object(let id):
                 guard type == nil, id.storeIdentifier == store.identifier, id.info.rootCode == destinationRoot else { return nil }
                 return store.keys.integer(id.primaryKey)
@@ -130,15 +127,15 @@ extension QueryPlanner {
         let caseFree = comparison.options.isEmpty || type == nil
         if type == .string, comparison.options == IndexKeys.normalization, case .constant(.string(let text)) = constant {
             switch op {
-            case .equal: return (slot, .foldedEqual(ValueOrder.fold(text, IndexKeys.normalization)))
-            case .beginsWith: return (slot, .foldedPrefix(ValueOrder.fold(text, IndexKeys.normalization)))
+            case .equal: return StatedCondition(slot, .foldedEqual(ValueOrder.fold(text, IndexKeys.normalization)), isExact: false)
+            case .beginsWith: return StatedCondition(slot, .foldedPrefix(ValueOrder.fold(text, IndexKeys.normalization)), isExact: false)
             default: return nil
             }
         }
         switch op {
         case .equal:
             guard caseFree, let value = tuple(constant) else { return nil }
-            return (slot, .equal(value))
+            return StatedCondition(slot, .equal(value), isExact: exact)
         case .in:
             guard caseFree, case .list(let items) = constant else { return nil }
             var values: [TupleValue] = []
@@ -147,20 +144,20 @@ extension QueryPlanner {
                 guard let value = tuple(item) else { return nil }
                 values.append(value)
             }
-            return (slot, .oneOf(ComponentSet(values)))
+            return StatedCondition(slot, .oneOf(ComponentSet(values)), isExact: exact && !items.isEmpty)
         case .less, .lessOrEqual:
             guard caseFree, let value = tuple(constant), !isNull(value) else { return nil }
-            return (slot, .range(lower: nil, upper: (value, op == .lessOrEqual)))
+            return StatedCondition(slot, .range(lower: nil, upper: (value, op == .lessOrEqual)), isExact: exact)
         case .greater, .greaterOrEqual:
             guard caseFree, let value = tuple(constant), !isNull(value) else { return nil }
-            return (slot, .range(lower: (value, op == .greaterOrEqual), upper: nil))
+            return StatedCondition(slot, .range(lower: (value, op == .greaterOrEqual), upper: nil), isExact: exact)
         case .between:
             guard caseFree, case .list(let bounds) = constant, bounds.count == 2,
                   let lower = tuple(bounds[0]), let upper = tuple(bounds[1]), !isNull(lower), !isNull(upper) else { return nil }
-            return (slot, .range(lower: (lower, true), upper: (upper, true)))
+            return StatedCondition(slot, .range(lower: (lower, true), upper: (upper, true)), isExact: exact)
         case .beginsWith:
             guard comparison.options.isEmpty, type == .string, case .constant(.string(let prefix)) = constant else { return nil }
-            return (slot, .prefix(prefix))
+            return StatedCondition(slot, .prefix(prefix), isExact: true)
         default:
             return nil
         }

@@ -128,6 +128,20 @@ enum ConditionLabel: CustomStringConvertible {
 }
 
 enum QueryPlanner {
+    /// The condition a conjunct states on one stored column: the column's slot, and whether
+    /// checking the condition decides the conjunct exactly (see `residual`).
+    struct StatedCondition {
+        let slot: Int
+        let condition: Condition
+        let isExact: Bool
+
+        init(_ slot: Int, _ condition: Condition, isExact: Bool) {
+            self.slot = slot
+            self.condition = condition
+            self.isExact = isExact
+        }
+    }
+
     /// A condition on one stored column, usable as an index bound.
     enum Condition {
         case equal(TupleValue)
@@ -238,12 +252,12 @@ enum QueryPlanner {
     /// and the residual of the conjuncts the index does not answer.
     /// `bindings`: the values of a prepared request's variables, when `parts` are written with them.
     static func indexPlan(_ index: EntityInfo.Index, _ ranges: [KeyRange], used: [ConditionLabel], exact: KeyPositions,
-                          parts: [ObjectPredicate], stated: [(Int, Condition)?], conditions: ColumnConditions, info: EntityInfo,
+                          parts: [ObjectPredicate], stated: [StatedCondition?], conditions: ColumnConditions, info: EntityInfo,
                           bindings: TemplateBindings? = nil) -> QueryPlan {
         var plan = QueryPlan(entity: info, access: .index(index, ranges), usedConditions: used)
         plan.keyFilters = keyFilters(for: index, conditions, skipping: exact)
         if !index.isNormalized {
-            plan.residual = .part(residual(parts, stated, answeredBy: index, info: info, bindings: bindings))
+            plan.residual = .part(residual(parts, stated, answeredBy: index, bindings: bindings))
         }
         return plan
     }
@@ -255,10 +269,9 @@ enum QueryPlanner {
         guard let predicate else { return [] }
         let parts = conjuncts(predicate)
         var equalities: [String] = [], ranges: [String] = []
-        for (conjunct, condition) in zip(parts, statedConditions(parts, info: info, store: store)) {
-            guard case .comparison(let comparison) = conjunct, let (_, condition) = condition,
-                  let name = keyName(comparison) else { continue }
-            switch condition {
+        for (conjunct, stated) in zip(parts, statedConditions(parts, info: info, store: store)) {
+            guard case .comparison(let comparison) = conjunct, let stated, let name = keyName(comparison) else { continue }
+            switch stated.condition {
             case .equal, .oneOf, .foldedEqual: if !equalities.contains(name) { equalities.append(name) }
             default: if !ranges.contains(name) { ranges.append(name) }
             }
@@ -269,21 +282,21 @@ enum QueryPlanner {
     /// The column condition each of `parts` states (nil where it states none), in order
     /// (`bindings`: the values of a prepared request's variables, when `parts` are written with them).
     static func statedConditions(_ parts: [ObjectPredicate], info: EntityInfo, store: BTreeStore,
-                                 bindings: TemplateBindings? = nil) -> [(Int, Condition)?] {
+                                 bindings: TemplateBindings? = nil) -> [StatedCondition?] {
         parts.map { conjunct in
             guard case .comparison(let comparison) = conjunct else { return nil }
-            return condition(comparison, info: info, store: store, bindings: bindings)
+            return statedCondition(comparison, info: info, store: store, bindings: bindings)
         }
     }
 
     /// The column conditions that conjuncts `parts` state (`stated`), by column slot, each
     /// labelled with its conjunct.
-    static func columnConditions(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?],
+    static func columnConditions(_ parts: [ObjectPredicate], _ stated: [StatedCondition?],
                                  bindings: TemplateBindings? = nil) -> ColumnConditions {
         var conditions = ColumnConditions(parts: parts, bindings: bindings)
         for (position, condition) in stated.enumerated() {
-            guard let (slot, condition) = condition else { continue }
-            conditions.append(slot: slot, condition: condition, part: position)
+            guard let condition else { continue }
+            conditions.append(slot: condition.slot, condition: condition.condition, part: position)
         }
         return conditions
     }
@@ -299,13 +312,11 @@ enum QueryPlanner {
     /// is a byte prefix.)
     /// With `bindings` (the values of a prepared request's variables), only the conjuncts left
     /// are bound.
-    static func residual(_ parts: [ObjectPredicate], _ stated: [(Int, Condition)?], answeredBy index: EntityInfo.Index,
-                         info: EntityInfo, bindings: TemplateBindings? = nil) -> ObjectPredicate? {
+    static func residual(_ parts: [ObjectPredicate], _ stated: [StatedCondition?], answeredBy index: EntityInfo.Index,
+                         bindings: TemplateBindings? = nil) -> ObjectPredicate? {
         var rest: [ObjectPredicate] = []
         for position in parts.indices {
-            // The slot first: a conjunct on a column the index lacks is not copied out to be tested.
-            if let (slot, condition) = stated[position], index.slots.contains(slot), case .comparison(let comparison) = parts[position],
-               isExact(comparison, condition, info: info, bindings: bindings) { continue }
+            if let stated = stated[position], stated.isExact, index.slots.contains(stated.slot) { continue }
             rest.append(bindings.map { parts[position].substituting($0) } ?? parts[position])
         }
         return rest.isEmpty ? nil : (rest.count == 1 ? rest[0] : .and(rest))

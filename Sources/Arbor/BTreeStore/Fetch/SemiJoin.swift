@@ -35,7 +35,7 @@ final class MemberProbePlan {
         self.destination = destination
         self.tailRanges = ranges
         keyFilters = QueryPlanner.keyFilters(for: index, conditions, skipping: tailExact.shifted(by: 1))
-        residual = QueryPlanner.residual(parts, stated, answeredBy: index, info: destination)
+        residual = QueryPlanner.residual(parts, stated, answeredBy: index)
     }
 
     /// Bytes of the current probe's bounds, rebuilt for each candidate in place so that a
