@@ -118,7 +118,7 @@ public final class Database: Sendable {
     /// Catalog records of the newest snapshot read transactions looked trees up in, by name:
     /// the read transactions of one snapshot (every fetch between two commits) skip the catalog
     /// walk. A committed snapshot's records never change, so the snapshot id is the whole key.
-    private let treeInfoCache = Locked<(snapshot: UInt64, trees: [String: TreeInfo])>((0, [:]))
+    private let treeInfoCache = Locked(TreeInfoCache())
     /// Leaf directories of large trees, shared by read transactions (see `LeafDirectory`).
     private let leafDirectories: Locked<LeafDirectories>
     /// Damage found on open in the newest commit's pages, which made the store open at the
@@ -197,16 +197,13 @@ public final class Database: Sendable {
 
     /// The validated catalog record of tree `name` in committed snapshot `snapshot`, if cached.
     func cachedTreeInfo(_ name: String, snapshot: UInt64) -> TreeInfo? {
-        treeInfoCache.withLock { $0.snapshot == snapshot ? $0.trees[name] : nil }
+        treeInfoCache.withLock { $0.info(name, snapshot: snapshot) }
     }
 
     /// Remembers a validated catalog record of a committed snapshot (a newer snapshot replaces
     /// the records of an older one; an older reader's records are not kept).
     func cacheTreeInfo(_ info: TreeInfo, name: String, snapshot: UInt64) {
-        treeInfoCache.withLock { cache in
-            if snapshot > cache.snapshot { cache = (snapshot, [:]) }
-            if snapshot == cache.snapshot { cache.trees[name] = info }
-        }
+        treeInfoCache.withLock { $0.keep(info, name: name, snapshot: snapshot) }
     }
 
     /// The leaf directory of the tree `info` as `transaction` (a reader) sees it: a kept one
