@@ -49,7 +49,10 @@ public enum FetchTemplateError: Error, Equatable, Sendable, CustomStringConverti
 ///
 /// Stores keep the plan they chose for it (which index, or a scan) and, for later bindings,
 /// only work out the new bounds of that index's ranges; they choose again when the values make
-/// the old choice impossible (an empty `IN` list, a nil bound). Sendable: prepare once, use
+/// the old choice impossible (an empty `IN` list, a nil bound). Binding checks each value and
+/// keeps it beside the written predicate: the bound predicate is built only when something
+/// reads it (`FetchRequest.predicate`, rows evaluating what the index leaves, unsaved changes),
+/// so a fetch whose index answers every condition never builds it. Sendable: prepare once, use
 /// from every context.
 public final class PreparedFetchRequest: Sendable {
     /// The request as written, its variables unbound.
