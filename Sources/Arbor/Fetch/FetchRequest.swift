@@ -40,21 +40,6 @@ public struct FetchRequest: Sendable {
     /// The prepared request this one was bound from (its predicate and sorts checked, its
     /// store plans cached); nil once the entity or predicate is set again.
     var prepared: PreparedPlanKey?
-
-    /// Binds the predicate's variables to `bindings` for the prepared request `key` (checked
-    /// by its caller), leaving the substitution to the first read.
-    mutating func bind(_ bindings: TemplateBindings, preparedBy key: PreparedPlanKey) {
-        boundPredicate = BoundPredicate(boundPredicate.written, bindings: bindings)
-        prepared = key
-    }
-
-    /// Substitutes the bound values now, for a request whose predicate is read many times.
-    mutating func resolveBindings() {
-        guard boundPredicate.bindings != nil else { return }
-        let key = prepared
-        predicate = boundPredicate.predicate
-        prepared = key
-    }
     /// 0: no limit.
     public var fetchLimit = 0
     public var fetchOffset = 0
@@ -93,6 +78,23 @@ public struct FetchRequest: Sendable {
         self.entityName = entityName
         boundPredicate = BoundPredicate(predicate)
         self.sortDescriptors = sortDescriptors
+    }
+}
+
+extension FetchRequest {
+    /// Binds the predicate's variables to `bindings` for the prepared request `key` (checked
+    /// by its caller), leaving the substitution to the first read.
+    mutating func bind(_ bindings: TemplateBindings, preparedBy key: PreparedPlanKey) {
+        boundPredicate = BoundPredicate(boundPredicate.written, bindings: bindings)
+        prepared = key
+    }
+
+    /// Substitutes the bound values now, for a request whose predicate is read many times.
+    mutating func resolveBindings() {
+        guard boundPredicate.bindings != nil else { return }
+        let key = prepared
+        predicate = boundPredicate.predicate
+        prepared = key
     }
 }
 

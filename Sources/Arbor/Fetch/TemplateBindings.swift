@@ -26,15 +26,18 @@ struct TemplateBindings: Sendable {
         values.append(value)
     }
 
+    /// The pairs given so far (shared names may be ahead of their values).
+    private var count: Int { Swift.min(names.count, values.count) }
+
     subscript(name: String) -> PredicateExpression? {
-        for index in values.indices where names[index] == name { return values[index] }
+        for index in 0..<count where names[index] == name { return values[index] }
         return nil
     }
 
     /// The bindings without `name` (a SUBQUERY's own variable hides a template's).
     func removing(_ name: String) -> TemplateBindings {
         var copy = TemplateBindings()
-        for index in values.indices where names[index] != name { copy.append(names[index], values[index]) }
+        for index in 0..<count where names[index] != name { copy.append(names[index], values[index]) }
         return copy
     }
 
@@ -80,11 +83,6 @@ struct BoundPredicate: Sendable {
     var predicate: ObjectPredicate? {
         guard let bindings, let written else { return written }
         return written.substituting(bindings)
-    }
-
-    /// `conjunct` (a part of `written`) with its variables replaced by their values.
-    func bound(_ conjunct: ObjectPredicate) -> ObjectPredicate {
-        bindings.map { conjunct.substituting($0) } ?? conjunct
     }
 }
 

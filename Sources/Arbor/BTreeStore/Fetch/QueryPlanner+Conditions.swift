@@ -61,12 +61,13 @@ extension QueryPlanner {
     }
 
     /// The column condition a comparison states, when it compares a stored column of the
-    /// entity with constants (or with variables `bindings` gives values).
+    /// entity with constants.
     static func condition(_ comparison: Comparison, info: EntityInfo, store: BTreeStore) -> (Int, Condition)? {
         statedCondition(comparison, info: info, store: store).map { ($0.slot, $0.condition) }
     }
 
-    /// `condition(_:info:store:)` with whether it decides the comparison exactly.
+    /// `condition(_:info:store:)` with whether it decides the comparison exactly; `bindings`
+    /// gives the values of variables the comparison is written with (a prepared request's).
     static func statedCondition(_ comparison: Comparison, info: EntityInfo, store: BTreeStore,
                                 bindings: TemplateBindings? = nil) -> StatedCondition? {
         guard comparison.modifier == .direct else { return nil }
