@@ -74,15 +74,16 @@ public final class PreparedFetchRequest: Sendable {
     /// - Complexity: O(size of the predicate).
     public init(_ request: FetchRequest, model: ManagedObjectModel) throws {
         guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        var template = request
+        template.resolveBindings()  // a request bound from another template: its values are part of this one
+        let predicate = template.predicate
         let checker = PredicateChecker(model: model, allowsFreeVariables: true)
-        if let predicate = request.predicate { try checker.check(predicate, entity: info) }
+        if let predicate { try checker.check(predicate, entity: info) }
         for path in request.sortDescriptors.map(\.keyPath) {
             try checker.checkPath(path.split(separator: ".").map(String.init), from: info, allowToMany: false)
         }
         var typing = VariableTyping(checker: checker)
-        if let predicate = request.predicate { try typing.visit(predicate, entity: info, variables: [:]) }
-        var template = request
-        template.resolveBindings()  // a request bound from another template: its values are part of this one
+        if let predicate { try typing.visit(predicate, entity: info, variables: [:]) }
         self.template = template
         variables = typing.types
         variableList = typing.types.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

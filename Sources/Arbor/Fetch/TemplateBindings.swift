@@ -49,10 +49,11 @@ struct TemplateBindings: Sendable {
         return value
     }
 
-    /// `expression` with a variable replaced by its value (not within lists: see `substituting`).
+    /// `expression` with a variable replaced by its value, as `value(of:)` gives it (not within
+    /// lists: see `substituting`).
     @inline(__always)
     func resolve(_ expression: PredicateExpression) -> PredicateExpression {
-        if case .variable(let name) = expression, let value = self[name] { return value }
+        if case .variable(let name) = expression, let value = value(of: name) { return value }
         return expression
     }
 }
