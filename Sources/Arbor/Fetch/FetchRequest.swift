@@ -36,48 +36,132 @@ public struct FetchRequest: Sendable {
     private(set) var boundPredicate = BoundPredicate(nil)
     /// Whether the request has a predicate (without substituting its values).
     var hasPredicate: Bool { boundPredicate.written != nil }
-    public var sortDescriptors: [ObjectSortDescriptor] = []
+    public var sortDescriptors: [ObjectSortDescriptor] {
+        get { options.value.sortDescriptors }
+        set { changeOptions { $0.sortDescriptors = newValue } }
+    }
     /// The prepared request this one was bound from (its predicate and sorts checked, its
     /// store plans cached); nil once the entity or predicate is set again.
     var prepared: PreparedPlanKey?
     /// 0: no limit.
-    public var fetchLimit = 0
-    public var fetchOffset = 0
+    public var fetchLimit: Int {
+        get { options.value.fetchLimit }
+        set { changeOptions { $0.fetchLimit = newValue } }
+    }
+    public var fetchOffset: Int {
+        get { options.value.fetchOffset }
+        set { changeOptions { $0.fetchOffset = newValue } }
+    }
     /// Above 0: `fetch` returns a batched collection that reads and materializes objects this
     /// many at a time as they are accessed (only the matching rows' keys are kept until then),
     /// with at most a few batches alive (least recently used first out).
-    public var fetchBatchSize = 0
+    public var fetchBatchSize: Int {
+        get { options.value.fetchBatchSize }
+        set { changeOptions { $0.fetchBatchSize = newValue } }
+    }
     /// Whether objects of sub-entities are included (the default).
-    public var includesSubentities = true
+    public var includesSubentities: Bool {
+        get { options.value.includesSubentities }
+        set { changeOptions { $0.includesSubentities = newValue } }
+    }
     /// Whether the context's unsaved inserts, updates and deletes are reflected (the default).
-    public var includesPendingChanges = true
+    public var includesPendingChanges: Bool {
+        get { options.value.includesPendingChanges }
+        set { changeOptions { $0.includesPendingChanges = newValue } }
+    }
     /// false: fetched objects arrive with their data loaded (no fault fires on first access).
-    public var returnsObjectsAsFaults = true
+    public var returnsObjectsAsFaults: Bool {
+        get { options.value.returnsObjectsAsFaults }
+        set { changeOptions { $0.returnsObjectsAsFaults = newValue } }
+    }
     /// false: the objects arrive as faults and their rows are not read when the search answers
     /// the predicate by itself (an index range, no sort): IDs only, as for a delete or a count
     /// (Core Data's `includesPropertyValues`; `returnsObjectsAsFaults` is then ignored).
-    public var includesPropertyValues = true
-    public var resultType: ResultType = .managedObjects
+    public var includesPropertyValues: Bool {
+        get { options.value.includesPropertyValues }
+        set { changeOptions { $0.includesPropertyValues = newValue } }
+    }
+    public var resultType: ResultType {
+        get { options.value.resultType }
+        set { changeOptions { $0.resultType = newValue } }
+    }
     /// Relationship key paths (`stop`, `stopTimes`, `stop.parent`) whose objects are loaded with
     /// the results, a batch of lookups per step instead of one fault per object.
-    public var relationshipKeyPathsForPrefetching: [String] = []
+    public var relationshipKeyPathsForPrefetching: [String] {
+        get { options.value.relationshipKeyPathsForPrefetching }
+        set { changeOptions { $0.relationshipKeyPathsForPrefetching = newValue } }
+    }
     /// For dictionary results: the values to return (all attributes when empty).
-    public var propertiesToFetch: [FetchProperty] = []
+    public var propertiesToFetch: [FetchProperty] {
+        get { options.value.propertiesToFetch }
+        set { changeOptions { $0.propertiesToFetch = newValue } }
+    }
     /// For dictionary results: key paths whose equal values form one group (one dictionary).
-    public var propertiesToGroupBy: [String] = []
+    public var propertiesToGroupBy: [String] {
+        get { options.value.propertiesToGroupBy }
+        set { changeOptions { $0.propertiesToGroupBy = newValue } }
+    }
     /// For grouped dictionary results: a condition on each group's dictionary (its keys are
     /// the property names).
-    public var havingPredicate: ObjectPredicate?
+    public var havingPredicate: ObjectPredicate? {
+        get { options.value.havingPredicate }
+        set { changeOptions { $0.havingPredicate = newValue } }
+    }
     /// For dictionary results: drop duplicate dictionaries.
-    public var returnsDistinctResults = false
+    public var returnsDistinctResults: Bool {
+        get { options.value.returnsDistinctResults }
+        set { changeOptions { $0.returnsDistinctResults = newValue } }
+    }
     /// The stores to search (nil: every store of the coordinator that holds the entity).
     /// Unsaved objects of the context are still reflected (with `includesPendingChanges`).
-    public var affectedStores: [PersistentStore]?
+    public var affectedStores: [PersistentStore]? {
+        get { options.value.affectedStores }
+        set { changeOptions { $0.affectedStores = newValue } }
+    }
+
+    /// Everything but the entity and predicate, shared by copies until one of them changes it:
+    /// a fetch copies its request several times (binding, the fetch's own state, each store's
+    /// query), and a copy then costs one retain instead of one per array and string.
+    private var options = OptionsBox(Options())
+
+    private mutating func changeOptions(_ change: (inout Options) -> Void) {
+        if !isKnownUniquelyReferenced(&options) { options = OptionsBox(options.value) }
+        change(&options.value)
+    }
 
     public init(entityName: String, predicate: ObjectPredicate? = nil, sortDescriptors: [ObjectSortDescriptor] = []) {
         self.entityName = entityName
         boundPredicate = BoundPredicate(predicate)
-        self.sortDescriptors = sortDescriptors
+        options.value.sortDescriptors = sortDescriptors
+    }
+}
+
+extension FetchRequest {
+    /// The settings of a request besides its entity and predicate.
+    fileprivate struct Options {
+        var sortDescriptors: [ObjectSortDescriptor] = []
+        var fetchLimit = 0
+        var fetchOffset = 0
+        var fetchBatchSize = 0
+        var includesSubentities = true
+        var includesPendingChanges = true
+        var returnsObjectsAsFaults = true
+        var includesPropertyValues = true
+        var resultType: ResultType = .managedObjects
+        var relationshipKeyPathsForPrefetching: [String] = []
+        var propertiesToFetch: [FetchProperty] = []
+        var propertiesToGroupBy: [String] = []
+        var havingPredicate: ObjectPredicate?
+        var returnsDistinctResults = false
+        var affectedStores: [PersistentStore]?
+    }
+
+    /// `Options` behind a reference, copied before a change when another request shares it.
+    /// Sendable: a box is changed only while one request holds it (`changeOptions`), and a
+    /// request that crosses to another thread is a copy that no longer holds it alone.
+    fileprivate final class OptionsBox: @unchecked Sendable {
+        var value: Options
+        init(_ value: Options) { self.value = value }
     }
 }
 
