@@ -36,7 +36,7 @@ public struct FetchStatistics: Equatable, Sendable {
     }
 
     /// Statistics of a fetch by `plan`, whose description is formatted only when read.
-    init(plan: some CustomStringConvertible, rowsExamined: Int, rowsMatched: Int, suggestion: String?) {
+    init(plan: consuming some CustomStringConvertible, rowsExamined: Int, rowsMatched: Int, suggestion: String?) {
         planText = PlanText(plan: plan)
         self.rowsExamined = rowsExamined
         self.rowsMatched = rowsMatched
@@ -55,7 +55,7 @@ public struct FetchStatistics: Equatable, Sendable {
         private nonisolated(unsafe) let plan: (any CustomStringConvertible)?
         private let fixed: String?
 
-        init(plan: some CustomStringConvertible) {
+        init(plan: consuming some CustomStringConvertible) {
             self.plan = plan
             fixed = nil
         }

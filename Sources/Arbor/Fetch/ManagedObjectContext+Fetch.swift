@@ -27,6 +27,12 @@ extension ManagedObjectContext {
 
     /// Every object of `request` at once.
     func fetchObjects(_ request: FetchRequest) throws -> [ManagedObject] {
+        try fetchObjects(request, as: ManagedObject.self)
+    }
+
+    /// `fetchObjects(_:)` as `T` (objects of other classes are skipped), made into `T` as they
+    /// are registered: one array, not a second one cast from the first.
+    func fetchObjects<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
         let (entries, _) = try execute(request)
         let fill = request.includesPropertyValues && (!request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty)
         // Room for every object up front: the identity map would otherwise rehash as it grows.
@@ -36,7 +42,7 @@ extension ManagedObjectContext {
         // A loop, not `map`: a variable captured by the closure costs a run-time exclusivity
         // check at each access.
         var lastStore: PersistentStore?, lastStoreBits: ObjectID.StoreBits?
-        var objects: [ManagedObject] = []
+        var objects: [T] = []
         objects.reserveCapacity(entries.count)
         for entry in entries {
             let object = self.object(with: entry.id)
@@ -53,7 +59,9 @@ extension ManagedObjectContext {
                     if let store = lastStore { try? apply(row, to: object, from: store, firing: fill) }
                 }
             }
-            objects.append(object)
+            // Checked as the object is taken: a plain `as?` of a class, with no metadata
+            // search (`compactMap` over a second array ran unspecialized here).
+            if let object = object as? T { objects.append(object) }
         }
         for keyPath in request.relationshipKeyPathsForPrefetching {
             prefetch(objects, path: keyPath.split(separator: ".").map(String.init))
@@ -83,19 +91,6 @@ extension ManagedObjectContext {
         }
         for (store, faults) in byStore.values { fill(faults, from: store) }
         prefetch(related, path: Array(path.dropFirst()))
-    }
-
-    /// `fetchObjects(_:)` as `T` (objects of other classes are skipped).
-    func fetchObjects<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
-        // A plain loop over the concrete array: `compactMap` runs unspecialized here (T is
-        // generic) and cost about 1,300 instructions an object in its iterator and metadata.
-        let objects = try fetchObjects(request)
-        var typed: [T] = []
-        typed.reserveCapacity(objects.count)
-        for object in objects {
-            if let object = object as? T { typed.append(object) }
-        }
-        return typed
     }
 
     /// The IDs of the objects that match `request`, without instantiating objects.

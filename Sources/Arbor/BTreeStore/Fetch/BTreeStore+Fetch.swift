@@ -64,10 +64,11 @@ extension BTreeStore {
     /// Reads the rows `plan` finds into `found` (rows, or keys only), evaluating what the plan
     /// leaves of `predicate`, in `transaction` when given, else in a snapshot of its own;
     /// returns what it did. (`predicate` is bound only where the plan leaves it whole.)
-    private func walkMatches(_ plan: QueryPlan, predicate bound: BoundPredicate, includesSubentities: Bool, keyPaths: [[String]],
+    /// The plan is consumed: the walk takes it over without a copy.
+    private func walkMatches(_ plan: consuming QueryPlan, predicate bound: BoundPredicate, includesSubentities: Bool, keyPaths: [[String]],
                              onProgress: ((Int) throws -> Void)?, into found: FetchAccumulator,
                              transaction: Transaction?) throws -> FetchStatistics {
-        var plan = plan
+        var plan = plan  // moved, not copied (the walk's closures capture it)
         let info = plan.entity
         let limit = plan.limit
         // Residual conditions run cheapest first, whatever order they were written in.
@@ -359,10 +360,10 @@ extension BTreeStore {
         let examined = found.examined, matched = found.matched
         // The member checks the walk ran (those the rows took over too), for `explain`.
         plan.memberChecks = found.memberChecks
-        var statistics = FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched,
-                                         suggestion: FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(bound.predicate, for: info, store: self) },
-                                                                                textHint: { QueryPlanner.textIndexHint(bound.predicate, for: info) },
-                                                                                examined: examined, matched: matched))
+        let suggestion = FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(bound.predicate, for: info, store: self) },
+                                                    textHint: { QueryPlanner.textIndexHint(bound.predicate, for: info) },
+                                                    examined: examined, matched: matched)
+        var statistics = FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched, suggestion: suggestion)
         statistics.memberChecks = found.memberChecksRun
         return statistics
     }
