@@ -4,7 +4,8 @@ import Foundation
 import Testing
 
 /// The identity map's own table against a dictionary: the same object (or none) for every ID
-/// after every step of random registrations, removals, releases, reservations and resets.
+/// after every step of random registrations (some at a slot looked up before), removals,
+/// releases, reservations and resets.
 @Suite("Identity map: one object per ID, as a dictionary would keep them")
 struct IdentityMapTests {
     @Test("random steps over colliding IDs of two entities and two stores agree with a dictionary", arguments: [1, 2, 3] as [UInt64])
@@ -20,6 +21,7 @@ struct IdentityMapTests {
         // an object leaves `alive` only after the map was told, as its deinit would tell it).
         var expected: [ObjectID: ManagedObject] = [:]
         var alive: [ManagedObject] = []
+        var lookupMismatches = 0
         // Few keys, so that IDs meet again: replacements, re-registrations, probes past emptied entries.
         func randomID() -> ObjectID {
             ObjectID(info: entities[Int.random(in: 0..<2, using: &random)], storeBits: stores[Int.random(in: 0..<3, using: &random)],
@@ -28,7 +30,25 @@ struct IdentityMapTests {
         context.performAndWait {
             for step in 0..<6_000 {
                 switch Int.random(in: 0..<100, using: &random) {
-                case 0..<45:
+                case 0..<15:
+                    // Looked up first, then registered at the slot the lookup gave, as
+                    // `object(with:)` does; sometimes after another registration (a subclass's
+                    // initializer may register objects), which makes the slot stale.
+                    let id = randomID()
+                    let (found, slot) = map.lookup(id)
+                    if found !== expected[id] { lookupMismatches += 1 }
+                    if Bool.random(using: &random) {
+                        let otherID = randomID()
+                        let other = ManagedObject(ObjectConstruction(id: otherID, context: context))
+                        map.register(other)
+                        expected[otherID] = other
+                        alive.append(other)
+                    }
+                    let object = ManagedObject(ObjectConstruction(id: id, context: context))
+                    map.register(object, at: slot)
+                    expected[id] = object
+                    alive.append(object)
+                case 15..<45:
                     let id = randomID()
                     let object = ManagedObject(ObjectConstruction(id: id, context: context))
                     map.register(object)
@@ -72,6 +92,7 @@ struct IdentityMapTests {
                     #expect(live == Set(expected.values.map(ObjectIdentifier.init)))
                 }
             }
+            #expect(lookupMismatches == 0)
             for object in alive { map.remove(object) }
             #expect(map.liveObjects.isEmpty)
             #expect(map.checkInvariants())

@@ -41,16 +41,46 @@ struct IdentityMap {
     /// `slots.count - 1` (a power of two minus one).
     private var mask: Int { slots.count &- 1 }
 
+    /// Changes that move or add entries (registrations, rebuilds): a `Slot` from before one
+    /// no longer says where an ID's entry goes.
+    private var moves = 0
+
+    /// Where an ID's entry is or would go, as `lookup` found it.
+    struct Slot {
+        fileprivate let position: Int
+        fileprivate let moves: Int
+    }
+
     /// The object registered for `id`, if it is alive. O(1) expected.
     subscript(id: ObjectID) -> ManagedObject? { slots[find(id)].object }
+
+    /// The object registered for `id`, if it is alive, and the slot `register(_:at:)` fills
+    /// for it: an object made for an ID not found is registered without a second probe.
+    /// O(1) expected.
+    func lookup(_ id: ObjectID) -> (object: ManagedObject?, slot: Slot) {
+        let position = find(id)
+        return (slots[position].object, Slot(position: position, moves: moves))
+    }
 
     /// Makes `object` the one for its ID (replacing any other). O(1) amortized.
     mutating func register(_ object: ManagedObject) {
         if (entryCount + 1) * 4 > slots.count * 3 { rebuild(forMore: 1, fill: 3.0 / 8) }
-        let position = find(object.objectID)
+        fill(find(object.objectID), with: object)
+    }
+
+    /// `register(_:)` at `slot`, which `lookup` gave for the object's ID: probed again only
+    /// when entries moved since (another registration, or the table must grow first).
+    mutating func register(_ object: ManagedObject, at slot: Slot) {
+        guard slot.moves == moves, (entryCount + 1) * 4 <= slots.count * 3 else { return register(object) }
+        fill(slot.position, with: object)
+    }
+
+    /// Puts `object` in the slot of its ID's entry (`position`, found by `find`).
+    private mutating func fill(_ position: Int, with object: ManagedObject) {
         if slots[position].id == nil {
             slots[position].id = object.objectID
             entryCount += 1
+            moves &+= 1
         }
         slots[position].reference = Unmanaged.passUnretained(object)
         object.identitySlot = position
@@ -84,6 +114,7 @@ struct IdentityMap {
             slots = [Entry](repeating: .vacant, count: Self.minimumCapacity)
         }
         entryCount = 0
+        moves &+= 1
     }
 
     /// The slot of `id`'s entry, or the vacant slot where its entry would go.
@@ -105,6 +136,7 @@ struct IdentityMap {
         while Double(live.count + more) > Double(capacity) * fill { capacity *= 2 }
         slots = [Entry](repeating: .vacant, count: capacity)
         entryCount = live.count
+        moves &+= 1
         for entry in live {
             guard let id = entry.id, let reference = entry.reference else { continue }
             let position = find(id)

@@ -253,10 +253,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// property of a fault whose row is gone reads fallback values and sets `lastFaultError`.
     /// - Complexity: O(1): one probe of the identity map, two when the object is created.
     public func object(with id: ObjectID) -> ManagedObject {
-        if let object = registered[id] { return object }
-        // Made outside any access to the map: a subclass's initializer may use the context.
+        let (found, slot) = registered.lookup(id)
+        if let found { return found }
+        // Made outside any access to the map: a subclass's initializer may use the context
+        // (the slot is then probed again if the map changed).
         let object = id.info.managedObjectClass.init(ObjectConstruction(id: id, context: self))
-        registered.register(object)
+        registered.register(object, at: slot)
         return object
     }
 

@@ -25,13 +25,16 @@ extension QueryPlanner {
             var all = 0, usable = 0
             var equal: (value: TupleValue, part: Int)?
             var oneOf: (values: ComponentSet, part: Int)?
-            for entry in conditions.entries where entry.slot == slot {
+            // By position, the slot compared first: an entry is copied (its condition's
+            // values retained) only when it is the column's.
+            let entries = conditions.entries
+            for e in entries.indices where entries[e].slot == slot {
                 all += 1
-                guard let option = Self.usable(entry.condition, by: index) else { continue }
+                guard let option = Self.usable(entries[e].condition, by: index) else { continue }
                 usable += 1
                 switch option {
-                case .equal(let value): if equal == nil { equal = (value, entry.part) }
-                case .oneOf(let values): if oneOf == nil { oneOf = (values, entry.part) }
+                case .equal(let value): if equal == nil { equal = (value, entries[e].part) }
+                case .oneOf(let values): if oneOf == nil { oneOf = (values, entries[e].part) }
                 default: break
                 }
             }
@@ -62,17 +65,17 @@ extension QueryPlanner {
             var lower: (TupleValue, Bool)?, upper: (TupleValue, Bool)?
             var stringPrefix: String?
             var lowers = 0, uppers = 0, rangeCount = 0, prefixCount = 0
-            for entry in conditions.entries where entry.slot == slot {
-                switch Self.usable(entry.condition, by: index) {
+            for e in entries.indices where entries[e].slot == slot {
+                switch Self.usable(entries[e].condition, by: index) {
                 case .range(let low, let high):
                     if let low { lower = low; lowers += 1 }
                     if let high { upper = high; uppers += 1 }
                     rangeCount += 1
-                    used.append(conditions.label(entry.part))
+                    used.append(conditions.label(entries[e].part))
                 case .prefix(let value):
                     stringPrefix = value
                     prefixCount += 1
-                    used.append(conditions.label(entry.part))
+                    used.append(conditions.label(entries[e].part))
                 default: break
                 }
             }

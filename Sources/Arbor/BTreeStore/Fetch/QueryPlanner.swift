@@ -326,9 +326,10 @@ enum QueryPlanner {
     static func keyFilters(for index: EntityInfo.Index, _ conditions: ColumnConditions,
                            skipping exact: KeyPositions = KeyPositions()) -> [KeyFilter] {
         var filters: [KeyFilter] = []
+        let entries = conditions.entries
         for (position, slot) in index.slots.enumerated() where !exact.contains(position) {
-            for entry in conditions.entries where entry.slot == slot {
-                let condition = entry.condition
+            for e in entries.indices where entries[e].slot == slot {
+                let condition = entries[e].condition
                 switch condition {
                 case .foldedEqual(let value) where index.isNormalized: filters.append(KeyFilter(position: position, condition: .equal(.string(value))))
                 case .foldedPrefix(let value) where index.isNormalized: filters.append(KeyFilter(position: position, condition: .prefix(value)))
