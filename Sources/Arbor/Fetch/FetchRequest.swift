@@ -44,47 +44,23 @@ public struct FetchRequest: Sendable {
     /// store plans cached); nil once the entity or predicate is set again.
     var prepared: PreparedPlanKey?
     /// 0: no limit.
-    public var fetchLimit: Int {
-        get { options.value.fetchLimit }
-        set { changeOptions { $0.fetchLimit = newValue } }
-    }
-    public var fetchOffset: Int {
-        get { options.value.fetchOffset }
-        set { changeOptions { $0.fetchOffset = newValue } }
-    }
+    public var fetchLimit = 0
+    public var fetchOffset = 0
     /// Above 0: `fetch` returns a batched collection that reads and materializes objects this
     /// many at a time as they are accessed (only the matching rows' keys are kept until then),
     /// with at most a few batches alive (least recently used first out).
-    public var fetchBatchSize: Int {
-        get { options.value.fetchBatchSize }
-        set { changeOptions { $0.fetchBatchSize = newValue } }
-    }
+    public var fetchBatchSize = 0
     /// Whether objects of sub-entities are included (the default).
-    public var includesSubentities: Bool {
-        get { options.value.includesSubentities }
-        set { changeOptions { $0.includesSubentities = newValue } }
-    }
+    public var includesSubentities = true
     /// Whether the context's unsaved inserts, updates and deletes are reflected (the default).
-    public var includesPendingChanges: Bool {
-        get { options.value.includesPendingChanges }
-        set { changeOptions { $0.includesPendingChanges = newValue } }
-    }
+    public var includesPendingChanges = true
     /// false: fetched objects arrive with their data loaded (no fault fires on first access).
-    public var returnsObjectsAsFaults: Bool {
-        get { options.value.returnsObjectsAsFaults }
-        set { changeOptions { $0.returnsObjectsAsFaults = newValue } }
-    }
+    public var returnsObjectsAsFaults = true
     /// false: the objects arrive as faults and their rows are not read when the search answers
     /// the predicate by itself (an index range, no sort): IDs only, as for a delete or a count
     /// (Core Data's `includesPropertyValues`; `returnsObjectsAsFaults` is then ignored).
-    public var includesPropertyValues: Bool {
-        get { options.value.includesPropertyValues }
-        set { changeOptions { $0.includesPropertyValues = newValue } }
-    }
-    public var resultType: ResultType {
-        get { options.value.resultType }
-        set { changeOptions { $0.resultType = newValue } }
-    }
+    public var includesPropertyValues = true
+    public var resultType: ResultType = .managedObjects
     /// Relationship key paths (`stop`, `stopTimes`, `stop.parent`) whose objects are loaded with
     /// the results, a batch of lookups per step instead of one fault per object.
     public var relationshipKeyPathsForPrefetching: [String] {
@@ -108,10 +84,7 @@ public struct FetchRequest: Sendable {
         set { changeOptions { $0.havingPredicate = newValue } }
     }
     /// For dictionary results: drop duplicate dictionaries.
-    public var returnsDistinctResults: Bool {
-        get { options.value.returnsDistinctResults }
-        set { changeOptions { $0.returnsDistinctResults = newValue } }
-    }
+    public var returnsDistinctResults = false
     /// The stores to search (nil: every store of the coordinator that holds the entity).
     /// Unsaved objects of the context are still reflected (with `includesPendingChanges`).
     public var affectedStores: [PersistentStore]? {
@@ -119,9 +92,9 @@ public struct FetchRequest: Sendable {
         set { changeOptions { $0.affectedStores = newValue } }
     }
 
-    /// Everything but the entity and predicate, shared by copies until one of them changes it:
-    /// a fetch copies its request several times (binding, the fetch's own state, each store's
-    /// query), and a copy then costs one retain instead of one per array and string.
+    /// The settings that hold references (arrays, a predicate, stores), shared by copies until
+    /// one of them changes one: a fetch copies its request several times (binding, the fetch's
+    /// own state, each store's query), and a copy then costs one retain instead of one per array.
     private var options = OptionsBox(Options())
 
     private mutating func changeOptions(_ change: (inout Options) -> Void) {
@@ -137,22 +110,13 @@ public struct FetchRequest: Sendable {
 }
 
 extension FetchRequest {
-    /// The settings of a request besides its entity and predicate.
+    /// The settings of a request that hold references, besides its entity and predicate.
     fileprivate struct Options {
         var sortDescriptors: [ObjectSortDescriptor] = []
-        var fetchLimit = 0
-        var fetchOffset = 0
-        var fetchBatchSize = 0
-        var includesSubentities = true
-        var includesPendingChanges = true
-        var returnsObjectsAsFaults = true
-        var includesPropertyValues = true
-        var resultType: ResultType = .managedObjects
         var relationshipKeyPathsForPrefetching: [String] = []
         var propertiesToFetch: [FetchProperty] = []
         var propertiesToGroupBy: [String] = []
         var havingPredicate: ObjectPredicate?
-        var returnsDistinctResults = false
         var affectedStores: [PersistentStore]?
     }
 
