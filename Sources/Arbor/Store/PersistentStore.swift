@@ -56,6 +56,9 @@ public final class PersistentStore: Sendable {
     public let options: Options
     let model: ManagedObjectModel
     let entityNames: Set<String>
+    /// `entityNames` by entity code in `model` (true: held): what `holds` reads for the
+    /// model's own entities, instead of hashing the name at every fetch.
+    private let heldCodes: [Bool]
     /// Resolves the reference columns of rows read here (kept by loaded objects).
     let references: StoredReferences
     /// Where the rows are.
@@ -109,6 +112,7 @@ public final class PersistentStore: Sendable {
         isReadOnly = options.readOnly
         self.options = options
         entityNames = Set(model.entityNames(inConfiguration: configuration) ?? [])
+        heldCodes = Self.heldCodes(entityNames, in: model)
         references = StoredReferences(entities: model.infosByCode, store: identifier)
     }
 
@@ -116,7 +120,19 @@ public final class PersistentStore: Sendable {
     var fileStorage: BTreeStore? { storage as? BTreeStore }
 
     /// Whether this store holds objects of `entity`.
-    func holds(_ info: EntityInfo) -> Bool { entityNames.contains(info.name) }
+    /// O(1) for an entity of the store's model; O(length of the name) for another's.
+    func holds(_ info: EntityInfo) -> Bool {
+        let code = Int(info.code)
+        if code < heldCodes.count, model.infosByCode[info.code] === info { return heldCodes[code] }
+        return entityNames.contains(info.name)
+    }
+
+    /// A flag per entity code of `model`: whether `names` has the entity.
+    private static func heldCodes(_ names: Set<String>, in model: ManagedObjectModel) -> [Bool] {
+        var held = [Bool](repeating: false, count: (model.infos.map { Int($0.code) }.max() ?? -1) + 1)
+        for info in model.infos where names.contains(info.name) { held[Int(info.code)] = true }
+        return held
+    }
 
     /// The lightweight migrations this store went through, oldest first (none in memory).
     /// - Throws: `StoreError` for I/O errors.
