@@ -56,9 +56,9 @@ public final class PersistentStore: Sendable {
     public let options: Options
     let model: ManagedObjectModel
     let entityNames: Set<String>
-    /// `entityNames` by entity code in `model` (true: held): what `holds` reads for the
-    /// model's own entities, instead of hashing the name at every fetch.
-    private let heldCodes: [Bool]
+    /// The entities of `model` in `entityNames`, by code: `holds` compares an entity of the
+    /// model with its entry instead of hashing its name at every fetch.
+    private let heldEntities: EntityCodeTable
     /// Resolves the reference columns of rows read here (kept by loaded objects).
     let references: StoredReferences
     /// Where the rows are.
@@ -111,8 +111,9 @@ public final class PersistentStore: Sendable {
         configurationName = configuration
         isReadOnly = options.readOnly
         self.options = options
-        entityNames = Set(model.entityNames(inConfiguration: configuration) ?? [])
-        heldCodes = Self.heldCodes(entityNames, in: model)
+        let names = Set(model.entityNames(inConfiguration: configuration) ?? [])
+        entityNames = names
+        heldEntities = EntityCodeTable(model.infos.filter { names.contains($0.name) })
         references = StoredReferences(entities: model.infosByCode, store: identifier)
     }
 
@@ -120,18 +121,10 @@ public final class PersistentStore: Sendable {
     var fileStorage: BTreeStore? { storage as? BTreeStore }
 
     /// Whether this store holds objects of `entity`.
-    /// O(1) for an entity of the store's model; O(length of the name) for another's.
+    /// O(1) for an entity of the store's model; by name for another model's (an ID from elsewhere).
     func holds(_ info: EntityInfo) -> Bool {
-        let code = Int(info.code)
-        if code < heldCodes.count, model.infosByCode[info.code] === info { return heldCodes[code] }
+        if model.infosByCode[info.code] === info { return heldEntities[info.code] != nil }
         return entityNames.contains(info.name)
-    }
-
-    /// A flag per entity code of `model`: whether `names` has the entity.
-    private static func heldCodes(_ names: Set<String>, in model: ManagedObjectModel) -> [Bool] {
-        var held = [Bool](repeating: false, count: (model.infos.map { Int($0.code) }.max() ?? -1) + 1)
-        for info in model.infos where names.contains(info.name) { held[Int(info.code)] = true }
-        return held
     }
 
     /// The lightweight migrations this store went through, oldest first (none in memory).
