@@ -1,3 +1,5 @@
+import ArborEngine
+
 /// An entity resolved within its model: inherited properties, storage slots, indexes and the
 /// trees that hold its rows. Immutable once the model is built.
 final class EntityInfo: Sendable {
@@ -167,10 +169,30 @@ final class EntityInfo: Sendable {
     /// slot, to-manys after them (see `ManagedObject.observationKey`).
     let observationKeyPaths: ObservationKeyPaths
 
-    /// Key paths made once and never changed: safe to share between threads, though the
-    /// standard library does not mark them `Sendable`.
-    struct ObservationKeyPaths: @unchecked Sendable {
-        let paths: [KeyPath<ManagedObject, Int>]
+    /// An entity's observation key paths, made when an object is first observed: the runtime
+    /// instantiates each key path (about 4k instructions), which a process that observes no
+    /// object should not pay when it opens a store.
+    final class ObservationKeyPaths: Sendable {
+        /// Key paths made once and never changed: safe to share between threads, though the
+        /// standard library does not mark them `Sendable`.
+        private struct Paths: @unchecked Sendable {
+            let list: [KeyPath<ManagedObject, Int>]
+        }
+
+        private let count: Int
+        private let made = Locked<Paths?>(nil)
+
+        init(count: Int) { self.count = count }
+
+        /// Every key path, by observation key. O(properties) the first time, then a lock.
+        var all: [KeyPath<ManagedObject, Int>] {
+            made.withLock { made in
+                if let made { return made.list }
+                let paths = Paths(list: (0..<count).map { \ManagedObject.[observationKey: $0] })
+                made = paths
+                return paths.list
+            }
+        }
     }
 
     init(name: String, code: UInt16, schema: EntitySchema, managedObjectClass: ManagedObject.Type, rootName: String, rootCode: UInt16,
@@ -211,9 +233,7 @@ final class EntityInfo: Sendable {
             }
         }
         callsValidateValue = managedObjectClass._$overridesValidateValue || managedObjectClass._$entityDescription() == nil
-        observationKeyPaths = ObservationKeyPaths(paths: (0..<(columnCount + toManyCount + transientAttributes.count)).map {
-            \ManagedObject.[observationKey: $0]
-        })
+        observationKeyPaths = ObservationKeyPaths(count: columnCount + toManyCount + transientAttributes.count)
         declaredAttributeSlots = declaredSlots.map { slot in
             if case .attribute(let attribute) = slot { return attribute.slot }
             return -1

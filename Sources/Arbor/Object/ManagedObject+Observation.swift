@@ -1,8 +1,14 @@
 import Observation
 
-/// An object's registrar, made on its first read that Observation registers.
+/// An object's registrar, made on its first read that Observation registers, and its entity's
+/// key paths (taken once per object, not under the entity's lock at every read).
 final class ObjectObservation {
     let registrar = ObservationRegistrar()
+    let keyPaths: [KeyPath<ManagedObject, Int>]
+
+    init(keyPaths: [KeyPath<ManagedObject, Int>]) {
+        self.keyPaths = keyPaths
+    }
 }
 
 // Managed objects work with Swift's Observation when their context `observesObjects`:
@@ -35,17 +41,17 @@ extension ManagedObject: Observable {
     }
 
     private func registerRead(_ key: Int) {
-        let keyPaths = info.observationKeyPaths.paths
-        guard key >= 0, key < keyPaths.count else { return }
-        let observation = self.observation ?? ObjectObservation()
+        let observation = self.observation ?? ObjectObservation(keyPaths: info.observationKeyPaths.all)
         self.observation = observation
+        let keyPaths = observation.keyPaths
+        guard key >= 0, key < keyPaths.count else { return }
         observation.registrar.access(self, keyPath: keyPaths[key])
     }
 
     /// Tells the observers of the property with observation key `key` that it changed.
     final func observeChange(_ key: Int) {
         guard let observation else { return }
-        let keyPaths = info.observationKeyPaths.paths
+        let keyPaths = observation.keyPaths
         guard key >= 0, key < keyPaths.count else { return }
         observation.registrar.willSet(self, keyPath: keyPaths[key])
         observation.registrar.didSet(self, keyPath: keyPaths[key])
