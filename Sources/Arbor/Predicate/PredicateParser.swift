@@ -93,12 +93,8 @@ struct PredicateParser {
             return
         }
         if c.isPredicateLetter || c == "_" || c == "#" {
-            var name = ""
             if c == "#" { position += 1 }  // #key escapes a reserved word
-            while position < scalars.count, scalars[position].isPredicateKeyCharacter {
-                name.unicodeScalars.append(scalars[position])
-                position += 1
-            }
+            let name = keyCharacters()
             guard !name.isEmpty else { throw ObjectPredicateError.syntax(position: tokenStart, expected: "a key after #", found: "\"#\"") }
             token = c == "#" ? .identifier("#" + name) : .identifier(name)
             return
@@ -139,16 +135,12 @@ struct PredicateParser {
         }
         if c == "$" {
             position += 1
-            var name = ""
-            while position < scalars.count, scalars[position].isPredicateKeyCharacter {
-                name.unicodeScalars.append(scalars[position])
-                position += 1
-            }
+            let name = keyCharacters()
             guard !name.isEmpty else { throw ObjectPredicateError.syntax(position: tokenStart, expected: "a variable name after $", found: "\"$\"") }
             token = .variable(name)
             return
         }
-        for symbol in ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"] where matches(symbol) {
+        for symbol in Self.twoCharacterSymbols where matches(symbol) {
             position += symbol.unicodeScalars.count
             token = .symbol(symbol)
             return
@@ -166,10 +158,27 @@ struct PredicateParser {
         token = .symbol(String(c))
     }
 
+    static let twoCharacterSymbols = ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"]
+
+    /// Whether the input at `position` starts with `symbol` (compared in place: a copy of both
+    /// per candidate symbol was most of the cost of a predicate's first parse).
     func matches(_ symbol: String) -> Bool {
-        let symbolScalars = Array(symbol.unicodeScalars)
-        guard position + symbolScalars.count <= scalars.count else { return false }
-        return Array(scalars[position..<(position + symbolScalars.count)]) == symbolScalars
+        var index = position
+        for scalar in symbol.unicodeScalars {
+            guard index < scalars.count, scalars[index] == scalar else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// The key characters from `position` on (a name; empty if there are none), moving past them.
+    mutating func keyCharacters() -> String {
+        var name = ""
+        while position < scalars.count, scalars[position].isPredicateKeyCharacter {
+            name.unicodeScalars.append(scalars[position])
+            position += 1
+        }
+        return name
     }
 
     mutating func readString(quote: Unicode.Scalar) throws -> String {
