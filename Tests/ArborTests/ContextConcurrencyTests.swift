@@ -1,6 +1,7 @@
 import Arbor
 import ArborTestSupport
 import Foundation
+import Observation
 import Testing
 
 @Suite("Contexts on their queues: perform, IDs across contexts, conflicts")
@@ -101,6 +102,35 @@ struct ContextConcurrencyTests {
         try check.performAndWait {
             let stop = try #require(try check.existingObject(with: id) as? Stop)
             #expect(stop.name == "from b")
+        }
+    }
+
+    @Test("contexts on two queues observe objects of one entity at once; each change fires its own observer")
+    func observingOnTwoQueues() async throws {
+        // A fresh model: its entities' observation key paths are made by the first observed
+        // reads, here on two queues at once (ThreadSanitizer runs this suite).
+        let stack = try TestStack(model: try ManagedObjectModel(types: DeclaredModel.types))
+        let contexts = [stack.context(), stack.context()]
+        for context in contexts { context.observesObjects = true }
+        async let first = Self.observedChanges(in: contexts[0], objects: 50)
+        async let second = Self.observedChanges(in: contexts[1], objects: 50)
+        let fired = try await [first, second]
+        #expect(fired == [50, 50])
+    }
+
+    /// Makes `objects` libraries in `context`, watches each one's rating and changes it: how
+    /// many changes the watchers saw.
+    private static func observedChanges(in context: ManagedObjectContext, objects: Int) async throws -> Int {
+        try await context.perform {
+            final class Count: @unchecked Sendable { var value = 0 }  // touched on this queue only
+            let count = Count()
+            for index in 0..<objects {
+                let library = DeclaredLibrary(context: context)
+                library.name = "Library \(index)"
+                withObservationTracking { _ = library.rating } onChange: { count.value += 1 }
+                library.rating = 4
+            }
+            return count.value
         }
     }
 }
