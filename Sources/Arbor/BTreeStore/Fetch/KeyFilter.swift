@@ -24,7 +24,7 @@ final class KeyFilter {
     private let lower: [UInt8]?, lowerInclusive: Bool
     private let upper: [UInt8]?, upperInclusive: Bool
     /// The source condition, for keys whose component is stored descending (bytes inverted).
-    private let condition: QueryPlanner.Condition
+    let condition: QueryPlanner.Condition
     /// A range whose bounds are fixed-size components (numbers, dates): an entry's component
     /// of the same kind is then checked with integer comparisons instead of `memcmp` calls,
     /// and a scan applies it itself (`KeyFilterSet.scanRange`).

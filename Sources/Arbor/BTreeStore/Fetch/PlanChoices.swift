@@ -1,15 +1,15 @@
 import ArborEngine
 
-/// The index a store chose for each prepared request (see `PreparedFetchRequest`): for the next
-/// binding the planner works out only that index's ranges, key filters and residual, instead of
-/// weighing every index, the rows named by ID, text and related searches again.
+/// The index a store chose for each prepared request (see `PreparedFetchRequest`), with the
+/// recipe of its search (see `IndexPlanRecipe`): for the next binding the planner builds that
+/// index's ranges, key filters and residual from the recipe, or works them out again when the
+/// values need another layout, instead of weighing every index, the rows named by ID, text and
+/// related searches again.
 ///
 /// Only index choices are kept: a scan is chosen again each time (planning is nothing beside
 /// it, and other values may give an index), as are rows by ID, text and related searches and
-/// unions, whose setup depends on the values. Entries are keyed by the prepared request's
-/// identity, at most `capacity` of them (a full list starts again): a key whose request is gone
-/// may be reused by a new one, which then starts from a plan that is still correct — the
-/// ranges always come from the predicate being fetched, and rows are still checked against it.
+/// unions, whose setup depends on the values. Entries hold their prepared request's key, so a
+/// key stays unique while its entry lives; at most `capacity` of them (a full list starts again).
 ///
 /// A list searched in order, not a dictionary: an app prepares a handful of requests, comparing
 /// two words per entry costs less than hashing a key, and a dictionary keyed by a new type cost
@@ -17,31 +17,34 @@ import ArborEngine
 final class PlanChoices: Sendable {
     static let capacity = 64
 
-    private struct Choice {
-        let request: ObjectIdentifier
-        let entity: UInt16
+    struct Choice: Sendable {
+        fileprivate let request: PreparedPlanKey
+        fileprivate let entity: UInt16
         let index: EntityInfo.Index
+        /// How the last binding searched the index; nil when it could not be recorded.
+        let recipe: IndexPlanRecipe?
     }
 
     private let choices = Locked<[Choice]>([])
 
-    /// The index chosen for `prepared` on `entity`, if one was. O(choices).
-    func index(for prepared: PreparedPlanKey, entity: EntityInfo) -> EntityInfo.Index? {
-        let request = ObjectIdentifier(prepared), code = entity.code
+    /// The choice for `prepared` on `entity`, if one was made. O(choices).
+    func choice(for prepared: PreparedPlanKey, entity: EntityInfo) -> Choice? {
+        let code = entity.code
         return choices.withLock { choices in
-            for choice in choices where choice.request == request && choice.entity == code { return choice.index }
+            for choice in choices where choice.request === prepared && choice.entity == code { return choice }
             return nil
         }
     }
 
-    /// Notes `index` as the choice for `prepared` on `entity` (nil forgets it). O(choices).
-    func note(_ index: EntityInfo.Index?, for prepared: PreparedPlanKey, entity: EntityInfo) {
-        let request = ObjectIdentifier(prepared), code = entity.code
+    /// Notes `index` (searched as `recipe` says) as the choice for `prepared` on `entity`
+    /// (nil forgets it). O(choices).
+    func note(_ index: EntityInfo.Index?, recipe: IndexPlanRecipe? = nil, for prepared: PreparedPlanKey, entity: EntityInfo) {
+        let code = entity.code
         choices.withLock { choices in
-            choices.removeAll { $0.request == request && $0.entity == code }
+            choices.removeAll { $0.request === prepared && $0.entity == code }
             guard let index else { return }
             if choices.count >= Self.capacity { choices.removeAll(keepingCapacity: true) }
-            choices.append(Choice(request: request, entity: code, index: index))
+            choices.append(Choice(request: prepared, entity: code, index: index, recipe: recipe))
         }
     }
 }
@@ -51,18 +54,26 @@ extension QueryPlanner {
     /// earlier binding: its ranges, key filters and residual for these values; nil when the
     /// values give the index no range (the plan is then chosen again). The values are read
     /// from the bindings where the written predicate names them: only the residual's conjuncts
-    /// are bound.
+    /// are bound. With bindings, also the recipe of the search, for the next binding.
     static func accessPath(_ predicate: BoundPredicate, for info: EntityInfo, through index: EntityInfo.Index,
-                           store: BTreeStore) -> QueryPlan? {
+                           store: BTreeStore) -> (plan: QueryPlan, recipe: IndexPlanRecipe?)? {
         guard let written = predicate.written else { return nil }
         let bindings = predicate.bindings
         let parts = conjuncts(written)
-        let stated = statedConditions(parts, info: info, store: store, bindings: bindings)
+        let sites = parts.map { part -> ConditionSite? in
+            guard case .comparison(let comparison) = part else { return nil }
+            return ConditionSite(comparison, info: info, store: store)
+        }
+        let stated = sites.map { $0?.stated(in: store, bindings: bindings) }
         let conditions = columnConditions(parts, stated, bindings: bindings)
-        guard let (_, ranges, used, exact) = ranges(for: index, conditions) else { return nil }
-        var plan = indexPlan(index, ranges, used: used, exact: exact, parts: parts, stated: stated, conditions: conditions, info: info,
-                             bindings: bindings)
+        guard let layout = IndexLayout(index, conditions), let ranges = layout.ranges(of: index, stated) else { return nil }
+        var plan = indexPlan(index, ranges, used: layout.used.map(conditions.label), exact: layout.exact, parts: parts, stated: stated,
+                             conditions: conditions, info: info, bindings: bindings)
         plan.reusedChoice = true
-        return plan
+        let recipe = bindings.map { _ in
+            IndexPlanRecipe(index: index, parts: parts, sites: sites, stated: stated, layout: layout,
+                            filters: keyFilterSources(for: index, conditions, skipping: layout.exact))
+        }
+        return (plan, recipe)
     }
 }

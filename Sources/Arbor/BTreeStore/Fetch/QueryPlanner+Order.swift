@@ -26,16 +26,26 @@ extension QueryPlanner {
     }
 
     /// For a prepared request: the plan through the index an earlier binding chose, when these
-    /// values give it a range; otherwise nil, after noting the index the new plan uses (if any).
+    /// values give it a range (from the recipe of the last binding when they fit it); otherwise
+    /// nil, after noting the index the new plan uses (if any).
     private static func preparedPlan(_ query: StoreQuery, store: BTreeStore) -> QueryPlan? {
         guard let prepared = query.prepared, query.boundPredicate.written != nil else { return nil }
-        if let index = store.planChoices.index(for: prepared, entity: query.entity),
-           var plan = accessPath(query.boundPredicate, for: query.entity, through: index, store: store) {
-            separateMemberChecks(&plan, predicate: query.predicate, store: store)
-            return plan
+        let entity = query.entity
+        if let choice = store.planChoices.choice(for: prepared, entity: entity) {
+            if let recipe = choice.recipe, let bindings = query.boundPredicate.bindings,
+               var plan = recipe.plan(bindings, for: entity, store: store) {
+                separateMemberChecks(&plan, predicate: query.predicate, store: store)
+                return plan
+            }
+            if let found = accessPath(query.boundPredicate, for: entity, through: choice.index, store: store) {
+                store.planChoices.note(choice.index, recipe: found.recipe, for: prepared, entity: entity)
+                var plan = found.plan
+                separateMemberChecks(&plan, predicate: query.predicate, store: store)
+                return plan
+            }
         }
-        let plan = plan(query.predicate, for: query.entity, store: store)
-        if case .index(let index, _) = plan.access { store.planChoices.note(index, for: prepared, entity: query.entity) }
+        let plan = plan(query.predicate, for: entity, store: store)
+        if case .index(let index, _) = plan.access { store.planChoices.note(index, for: prepared, entity: entity) }
         return plan
     }
 

@@ -168,11 +168,14 @@ enum QueryPlanner {
         private(set) var entries: [(slot: Int, condition: Condition, part: Int)] = []
         /// The conjuncts the conditions come from.
         private let parts: [ObjectPredicate]
+        /// The condition each of `parts` states (nil where it states none), by position.
+        let stated: [StatedCondition?]
         /// The values of a prepared request's variables, when `parts` are written with them.
         private let bindings: TemplateBindings?
 
-        init(parts: [ObjectPredicate], bindings: TemplateBindings? = nil) {
+        init(parts: [ObjectPredicate], stated: [StatedCondition?], bindings: TemplateBindings? = nil) {
             self.parts = parts
+            self.stated = stated
             self.bindings = bindings
             entries.reserveCapacity(parts.count)
         }
@@ -293,7 +296,7 @@ enum QueryPlanner {
     /// labelled with its conjunct.
     static func columnConditions(_ parts: [ObjectPredicate], _ stated: [StatedCondition?],
                                  bindings: TemplateBindings? = nil) -> ColumnConditions {
-        var conditions = ColumnConditions(parts: parts, bindings: bindings)
+        var conditions = ColumnConditions(parts: parts, stated: stated, bindings: bindings)
         for (position, condition) in stated.enumerated() {
             guard let condition else { continue }
             conditions.append(slot: condition.slot, condition: condition.condition, part: position)
@@ -325,20 +328,38 @@ enum QueryPlanner {
     /// The conditions an index entry's key can answer by itself.
     static func keyFilters(for index: EntityInfo.Index, _ conditions: ColumnConditions,
                            skipping exact: KeyPositions = KeyPositions()) -> [KeyFilter] {
-        var filters: [KeyFilter] = []
+        keyFilterSources(for: index, conditions, skipping: exact).compactMap { source in
+            conditions.stated[source.part].flatMap { keyFilter(at: source.position, $0.condition, of: index) }
+        }
+    }
+
+    /// Where the key filters of `index` come from: the key position and conjunct of each, in
+    /// key order (those `exact` positions repeat none).
+    static func keyFilterSources(for index: EntityInfo.Index, _ conditions: ColumnConditions,
+                                 skipping exact: KeyPositions = KeyPositions()) -> [(position: Int, part: Int)] {
+        var sources: [(position: Int, part: Int)] = []
         let entries = conditions.entries
         for (position, slot) in index.slots.enumerated() where !exact.contains(position) {
-            for e in entries.indices where entries[e].slot == slot {
-                let condition = entries[e].condition
-                switch condition {
-                case .foldedEqual(let value) where index.isNormalized: filters.append(KeyFilter(position: position, condition: .equal(.string(value))))
-                case .foldedPrefix(let value) where index.isNormalized: filters.append(KeyFilter(position: position, condition: .prefix(value)))
-                case .foldedEqual, .foldedPrefix: continue
-                default: if !index.isNormalized { filters.append(KeyFilter(position: position, condition: condition)) }
-                }
+            for e in entries.indices where entries[e].slot == slot && filterCondition(entries[e].condition, of: index) != nil {
+                sources.append((position, entries[e].part))
             }
         }
-        return filters
+        return sources
+    }
+
+    /// The filter of key position `position` of `index` for `condition`, when the index's keys
+    /// can answer it (a normalized index answers folded conditions, a plain one raw conditions).
+    static func keyFilter(at position: Int, _ condition: Condition, of index: EntityInfo.Index) -> KeyFilter? {
+        filterCondition(condition, of: index).map { KeyFilter(position: position, condition: $0) }
+    }
+
+    /// `condition` as a key of `index` is checked for it; nil when its keys cannot answer it.
+    private static func filterCondition(_ condition: Condition, of index: EntityInfo.Index) -> Condition? {
+        switch condition {
+        case .foldedEqual(let value): return index.isNormalized ? .equal(.string(value)) : nil
+        case .foldedPrefix(let value): return index.isNormalized ? .prefix(value) : nil
+        default: return index.isNormalized ? nil : condition
+        }
     }
 
     static func conjuncts(_ predicate: ObjectPredicate) -> [ObjectPredicate] {
