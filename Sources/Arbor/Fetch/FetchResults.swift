@@ -18,8 +18,10 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
     /// How many batches stay materialized.
     public let maximumBatches: Int
 
-    /// Every object, when the fetch made them all: indexed without a batch lookup.
-    @usableFromInline let loaded: [Element]?
+    /// Every object, when the fetch made them all: indexed without a batch lookup. Each is an
+    /// `Element` (kept as `ManagedObject`s: the fetch's loop then appends to an array of a
+    /// concrete type, where an array of a generic element type took an unspecialized call a row).
+    @usableFromInline let loaded: [ManagedObject]?
     let ids: CompactObjectIDList
     let stores: [PersistentStore]
     let unsaved: [ObjectID]
@@ -52,7 +54,9 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
     }
 
     /// A result whose objects are all made.
-    init(objects: [Element], context: ManagedObjectContext) {
+    /// - Precondition: every one of `objects` is an `Element`.
+    @usableFromInline
+    init(objects: [ManagedObject], context: ManagedObjectContext) {
         loaded = objects
         ids = CompactObjectIDList()
         stores = []
@@ -73,7 +77,7 @@ public final class FetchResults<Element: ManagedObject>: RandomAccessCollection 
 
     @inlinable
     public subscript(position: Int) -> Element {
-        if let loaded { return loaded[position] }
+        if let loaded { return unsafeDowncast(loaded[position], to: Element.self) }
         return batched(position)
     }
 
@@ -153,6 +157,7 @@ extension ManagedObjectContext {
 
     /// `request` as a batched collection (`fetchBatchSize` above 0): only the matching rows'
     /// keys are kept until a batch is accessed.
+    @usableFromInline
     func batchedResults<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> FetchResults<T> {
         guard let coordinator = persistentStoreCoordinator, let model else { throw ContextError.noPersistentStore }
         let stores = coordinator.persistentStores

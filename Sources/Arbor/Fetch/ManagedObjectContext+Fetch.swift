@@ -20,6 +20,9 @@ extension ManagedObjectContext {
     }
 
     /// Typed `fetch`: the objects of `request` as `T` (objects of other classes are skipped).
+    /// Inlinable: the caller's module makes the result's type once (a generic type made in
+    /// this module would be looked up on every fetch).
+    @inlinable
     public func fetch<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> FetchResults<T> {
         if request.fetchBatchSize > 0 { return try batchedResults(request, as: type) }
         return FetchResults(objects: try fetchObjects(request, as: type), context: self)
@@ -30,9 +33,10 @@ extension ManagedObjectContext {
         try fetchObjects(request, as: ManagedObject.self)
     }
 
-    /// `fetchObjects(_:)` as `T` (objects of other classes are skipped), made into `T` as they
-    /// are registered: one array, not a second one cast from the first.
-    func fetchObjects<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+    /// `fetchObjects(_:)`, only the objects that are `T`s (objects of other classes are
+    /// skipped), checked as they are registered: one array, not a second one filtered from the first.
+    @usableFromInline
+    func fetchObjects<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> [ManagedObject] {
         let (entries, _) = try execute(request)
         let fill = request.includesPropertyValues && (!request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty)
         // Room for every object up front: the identity map would otherwise rehash as it grows.
@@ -42,7 +46,7 @@ extension ManagedObjectContext {
         // A loop, not `map`: a variable captured by the closure costs a run-time exclusivity
         // check at each access.
         var lastStore: PersistentStore?, lastStoreBits: ObjectID.StoreBits?
-        var objects: [T] = []
+        var objects: [ManagedObject] = []
         objects.reserveCapacity(entries.count)
         for entry in entries {
             let object = self.object(with: entry.id)
@@ -59,9 +63,9 @@ extension ManagedObjectContext {
                     if let store = lastStore { try? apply(row, to: object, from: store, firing: fill) }
                 }
             }
-            // Checked as the object is taken: a plain `as?` of a class, with no metadata
+            // Checked as the object is taken: a plain cast of a class, with no metadata
             // search (`compactMap` over a second array ran unspecialized here).
-            if let object = object as? T { objects.append(object) }
+            if object is T { objects.append(object) }
         }
         for keyPath in request.relationshipKeyPathsForPrefetching {
             prefetch(objects, path: keyPath.split(separator: ".").map(String.init))

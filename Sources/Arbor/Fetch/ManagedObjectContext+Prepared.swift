@@ -9,6 +9,7 @@ extension ManagedObjectContext {
 
     /// The objects `prepared` finds with its variables bound to `values`, as `T`.
     /// - Throws: `FetchTemplateError` for a missing or mistyped variable; what `fetch(_:as:)` throws.
+    @inlinable
     public func fetch<T: ManagedObject>(_ prepared: PreparedFetchRequest, _ values: [String: any FetchTemplateValue] = [:], as type: T.Type) throws -> FetchResults<T> {
         try fetch(try prepared.request(values), as: type)
     }

@@ -97,16 +97,23 @@ public final class PreparedFetchRequest: Sendable {
     /// - Throws: `FetchTemplateError.missingVariable`, `.mistypedVariable`.
     /// - Complexity: O(size of the predicate + values of lists).
     public func request(_ values: [String: any FetchTemplateValue]) throws -> FetchRequest {
+        guard template.hasPredicate, !variables.isEmpty else { return unbound() }
         // The values are walked once and their names compared with the variables' (a few short
         // strings): looking each variable up would hash its name (about 700 instructions each).
-        try withUnsafeTemporaryAllocation(of: PredicateExpression?.self, capacity: variableList.count) { given in
-            given.initialize(repeating: nil)
-            defer { given.deinitialize() }
-            for (name, value) in values {
-                if let position = variableList.firstIndex(where: { $0.name == name }) { given[position] = value.templateExpression }
-            }
-            return try bound { position, _ in given[position].map(Given.value) ?? .missing }
+        // Names are unique on both sides, so every variable has a value when as many were found.
+        var expressions: [PredicateExpression] = []
+        expressions.reserveCapacity(variableList.count)
+        for _ in variableList { expressions.append(.constant(.null)) }  // (`repeating:` cost 200 an element)
+        var found = 0
+        for (name, value) in values {
+            guard let position = variableList.firstIndex(where: { $0.name == name }) else { continue }
+            expressions[position] = value.templateExpression
+            found += 1
         }
+        if found < variableList.count, let missing = variableList.first(where: { values[$0.name] == nil }) {
+            throw FetchTemplateError.missingVariable(missing.name)
+        }
+        return try bound(expressions)
     }
 
     /// The request with every variable replaced by its value in `values`, of any type a
@@ -114,52 +121,40 @@ public final class PreparedFetchRequest: Sendable {
     /// `request(_:)` with `FetchTemplateValue`s costs less).
     /// - Throws: `FetchTemplateError.missingVariable`, `.mistypedVariable`.
     public func request(substitutionVariables values: [String: Any]) throws -> FetchRequest {
-        try bound { _, name in
-            guard let value = values[name] else { return .missing }
-            if let typed = value as? any FetchTemplateValue { return .value(typed.templateExpression) }
-            do { return .value(try PredicateParser.expression(from: value, index: 0)) } catch { return .unusable("\(Swift.type(of: value))") }
-        }
-    }
-
-    /// What a variable was given.
-    private enum Given {
-        case value(PredicateExpression)
-        case missing
-        /// A value of this type, which no predicate takes.
-        case unusable(String)
-    }
-
-    /// The template with each variable bound to the expression `value(position, name)` gives
-    /// (`position` in `variableList`).
-    private func bound(_ value: (Int, String) -> Given) throws -> FetchRequest {
-        var request = template
-        if template.hasPredicate, !variables.isEmpty {
-            var bindings = TemplateBindings(names: variableNames)
-            for (position, (name, type)) in variableList.enumerated() {
-                let expression: PredicateExpression
-                switch value(position, name) {
-                case .value(let given): expression = given
-                case .missing: throw FetchTemplateError.missingVariable(name)
-                case .unusable(let found): throw FetchTemplateError.mistypedVariable(name: name, expected: type, found: found)
-                }
-                guard fits(expression, type) else {
-                    throw FetchTemplateError.mistypedVariable(name: name, expected: type, found: Self.kind(of: expression))
-                }
-                bindings.append(expression)
+        guard template.hasPredicate, !variables.isEmpty else { return unbound() }
+        let expressions = try variableList.map { name, type -> PredicateExpression in
+            guard let value = values[name] else { throw FetchTemplateError.missingVariable(name) }
+            if let typed = value as? any FetchTemplateValue { return typed.templateExpression }
+            do {
+                return try PredicateParser.expression(from: value, index: 0)
+            } catch {
+                throw FetchTemplateError.mistypedVariable(name: name, expected: type, found: "\(Swift.type(of: value))")
             }
-            // Substituted when first read: a store that kept its plan reads the values as they are.
-            request.bind(bindings, preparedBy: planKey)
-        } else {
-            request.prepared = planKey
         }
+        return try bound(expressions)
+    }
+
+    /// The template as the request, for a template with no variable to bind.
+    private func unbound() -> FetchRequest {
+        var request = template
+        request.prepared = planKey
+        return request
+    }
+
+    /// The template with variable `variableList[i]` bound to `expressions[i]`, each checked
+    /// against its type.
+    private func bound(_ expressions: [PredicateExpression]) throws -> FetchRequest {
+        for (position, (name, type)) in variableList.enumerated() where !fits(expressions[position], type) {
+            throw FetchTemplateError.mistypedVariable(name: name, expected: type, found: Self.kind(of: expressions[position]))
+        }
+        var request = template
+        // Substituted when first read: a store that kept its plan reads the values as they are.
+        request.bind(TemplateBindings(names: variableNames, values: expressions), preparedBy: planKey)
         return request
     }
 
     private func fits(_ expression: PredicateExpression, _ type: TemplateVariableType) -> Bool {
-        let checker = PredicateChecker(model: model)
-        func fitsValue(_ value: AttributeValue, _ attribute: AttributeType) -> Bool {
-            (try? checker.checkType("", attribute, value, .equal)) != nil
-        }
+        func fitsValue(_ value: AttributeValue, _ attribute: AttributeType) -> Bool { PredicateChecker.compares(value, with: attribute) }
         switch (type, expression) {
         case (.any, _): return true
         case (.value(let attribute), .constant(let value)): return fitsValue(value, attribute)

@@ -10,15 +10,11 @@ struct TemplateBindings: Sendable {
         values.reserveCapacity(capacity)
     }
 
-    /// Values for `names`, appended in their order (names are shared, not copied).
-    init(names: [String]) {
+    /// `values[i]` for `names[i]` (names are shared, not copied).
+    /// - Precondition: as many values as names.
+    init(names: [String], values: [PredicateExpression]) {
         self.names = names
-        values.reserveCapacity(names.count)
-    }
-
-    /// Appends a value for the next of the shared names (see `init(names:)`).
-    mutating func append(_ value: PredicateExpression) {
-        values.append(value)
+        self.values = values
     }
 
     mutating func append(_ name: String, _ value: PredicateExpression) {

@@ -115,19 +115,22 @@ struct PredicateChecker {
 
     func checkType(_ key: String, _ type: AttributeType, _ value: AttributeValue, _ op: Comparison.Operator) throws {
         if value.isNull { return }
-        let fits: Bool
-        switch value {
-        case .int, .double, .float, .decimal, .bool: fits = type.isNumeric
-        case .string: fits = type == .string || type == .url || type == .uuid
-        case .date: fits = type == .date
-        case .data: fits = type == .data || type == .transformable
-        case .uuid: fits = type == .uuid
-        case .url: fits = type == .url || type == .string
-        case .null: fits = true
-        }
-        if !fits { throw ObjectPredicateError.typeMismatch(key: key, expected: type.rawValue, found: "\(value.kindName) \(value)") }
+        if !Self.compares(value, with: type) { throw ObjectPredicateError.typeMismatch(key: key, expected: type.rawValue, found: "\(value.kindName) \(value)") }
         if op.isStringOperator, type != .string, type != .url {
             throw ObjectPredicateError.typeMismatch(key: key, expected: type.rawValue, found: "the string operator \(op.rawValue)")
+        }
+    }
+
+    /// Whether a predicate may compare `value` with an attribute of `type` (nil with any).
+    static func compares(_ value: AttributeValue, with type: AttributeType) -> Bool {
+        switch value {
+        case .int, .double, .float, .decimal, .bool: return type.isNumeric
+        case .string: return type == .string || type == .url || type == .uuid
+        case .date: return type == .date
+        case .data: return type == .data || type == .transformable
+        case .uuid: return type == .uuid
+        case .url: return type == .url || type == .string
+        case .null: return true
         }
     }
 }
