@@ -50,6 +50,31 @@ struct ExplainAndLogTests {
         #expect(handler.messages.contains { $0.hasPrefix("fetch Stop where latitude == 5: SCAN rows.Stop: examined 2000, matched 1; scanned") })
         #expect(handler.messages.contains { $0.contains("SEARCH index.Stop.unique_identifier") && $0.contains("returned 1 in") })
     }
+
+    @Test("fetches log at the level of the logger last set: silent at .info, logged at .debug")
+    func levelOfTheLoggerSet() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        let handler = CollectingLogHandler()
+        let previous = ArborLog.fetches
+        defer { ArborLog.fetches = previous }
+        // Badges: no other test fetches them, so messages from suites running alongside are told apart.
+        func fetchBadges() throws { try context.performAndWait { _ = try context.fetch(FetchRequest(entityName: "Badge")) } }
+        var logger = Logger(label: "test") { _ in handler }
+        logger.logLevel = .info
+        ArborLog.fetches = logger
+        try fetchBadges()
+        #expect(!handler.messages.contains { $0.hasPrefix("fetch Badge") })
+        logger.logLevel = .debug
+        ArborLog.fetches = logger
+        try fetchBadges()
+        #expect(handler.messages.contains { $0.hasPrefix("fetch Badge") && $0.contains("returned 0 in") })
+        logger.logLevel = .info
+        ArborLog.fetches = logger
+        let logged = handler.messages.count
+        try fetchBadges()
+        #expect(handler.messages.filter { $0.hasPrefix("fetch Badge") }.count == 1 && handler.messages.count >= logged)
+    }
 }
 
 @Suite("Explain shows every step: the semi-join and its probes, lists summarized")

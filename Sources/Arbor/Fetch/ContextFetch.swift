@@ -62,11 +62,15 @@ struct ContextFetch: ~Copyable {
 
     private init(_ context: ManagedObjectContext, _ request: FetchRequest, extraKeyPaths: [String]) throws {
         guard let coordinator = context.persistentStoreCoordinator, let model = context.model else { throw ContextError.noPersistentStore }
-        guard let info = model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
+        // A prepared request's entity was found when it was prepared (for this model).
+        let prepared = request.prepared.flatMap { $0.model === model ? $0.info : nil }
+        guard let info = prepared ?? model.info(named: request.entityName) else { throw ContextError.unknownEntity(request.entityName) }
         // A prepared request's predicate and sorts were checked when it was prepared, and its
         // bound values when they were bound.
         if request.prepared == nil, let predicate = request.predicate { try PredicateChecker(model: model).check(predicate, entity: info) }
-        let keyPaths = (request.sortDescriptors.map(\.keyPath) + extraKeyPaths).map { $0.split(separator: ".").map(String.init) }
+        let sorts = request.sortDescriptors
+        let keyPaths = sorts.isEmpty && extraKeyPaths.isEmpty ? []
+            : (sorts.map(\.keyPath) + extraKeyPaths).map { $0.split(separator: ".").map(String.init) }
         if request.prepared == nil || !extraKeyPaths.isEmpty {
             for path in keyPaths { try PredicateChecker(model: model).checkPath(path, from: info, allowToMany: false) }
         }
@@ -79,7 +83,7 @@ struct ContextFetch: ~Copyable {
     }
 
     private func run(_ request: FetchRequest, onProgress: ((Int) throws -> Void)?) throws -> (entries: [FetchedRow], statistics: [FetchStatistics]) {
-        let started = ContinuousClock.now
+        let started = ArborLog.logsFetches ? ContinuousClock.now : nil
         // Only with pending changes: reading a prepared request's predicate substitutes its values.
         let predicate = pending ? request.predicate : nil
         let followsRelationships = predicate.map { $0.followsRelationships(info) } ?? false
@@ -103,7 +107,7 @@ struct ContextFetch: ~Copyable {
     /// `fetchOffset` are passed over and the visit stops at `fetchLimit`.
     private func visit(_ request: FetchRequest, _ slots: RowSlots,
                        _ body: (ObjectID, PersistentStore) throws -> Void) throws -> [FetchStatistics] {
-        let started = ContinuousClock.now
+        let started = ArborLog.logsFetches ? ContinuousClock.now : nil
         var query = StoreQuery(entity: info, boundPredicate: request.boundPredicate, includesSubentities: request.includesSubentities,
                                needsRows: true, prepared: request.prepared)
         let offset = max(request.fetchOffset, 0)
@@ -218,7 +222,9 @@ struct ContextFetch: ~Copyable {
         return (a.id.isTemporaryID ? 1 : 0, a.id.primaryKey) < (b.id.isTemporaryID ? 1 : 0, b.id.primaryKey)
     }
 
-    private func log(_ request: FetchRequest, _ statistics: [FetchStatistics], returned: Int, since started: ContinuousClock.Instant) {
+    /// Logs the fetch at `.debug` (`started`: when it started; nil when fetches are not logged).
+    private func log(_ request: FetchRequest, _ statistics: [FetchStatistics], returned: Int, since started: ContinuousClock.Instant?) {
+        guard let started else { return }
         let logger = ArborLog.fetches
         guard logger.logLevel <= .debug else { return }
         let plans = statistics.map { "\($0.plan): \($0.counts)" + ($0.suggestion.map { "; \($0)" } ?? "") }

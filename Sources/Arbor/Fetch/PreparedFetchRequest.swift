@@ -66,7 +66,7 @@ public final class PreparedFetchRequest: Sendable {
     let model: ManagedObjectModel
     let info: EntityInfo
     /// Identifies this request's plans in the stores' plan caches.
-    let planKey = PreparedPlanKey()
+    let planKey: PreparedPlanKey
 
     /// Checks `request` against `model` and finds its variables.
     /// - Throws: `ContextError.unknownEntity`; `ObjectPredicateError` (an unknown key, a constant
@@ -90,6 +90,7 @@ public final class PreparedFetchRequest: Sendable {
         variableNames = variableList.map(\.name)
         self.model = model
         self.info = info
+        planKey = PreparedPlanKey(model: model, info: info)
     }
 
     /// The request with every variable replaced by its value in `values` (extra values are
@@ -176,8 +177,17 @@ public final class PreparedFetchRequest: Sendable {
     }
 }
 
-/// Identifies a prepared request's plans in the stores' caches (a class: its identity is the key).
+/// Identifies a prepared request's plans in the stores' caches (a class: its identity is the
+/// key), and carries its fetched entity: a fetch of a bound request need not look it up by name.
 final class PreparedPlanKey: Sendable, Hashable {
+    let model: ManagedObjectModel
+    let info: EntityInfo
+
+    init(model: ManagedObjectModel, info: EntityInfo) {
+        self.model = model
+        self.info = info
+    }
+
     static func == (a: PreparedPlanKey, b: PreparedPlanKey) -> Bool { a === b }
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
