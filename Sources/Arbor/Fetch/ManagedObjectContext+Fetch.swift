@@ -138,8 +138,9 @@ extension ManagedObjectContext {
 
     /// The stores a request reads: those holding the entity, narrowed to `affectedStores`.
     func searchedStores(_ request: FetchRequest, _ info: EntityInfo, _ coordinator: PersistentStoreCoordinator) -> [PersistentStore] {
-        coordinator.persistentStores.filter { store in
-            store.holds(info) && (request.affectedStores.map { $0.contains { $0 === store } } ?? true)
-        }
+        let stores = coordinator.persistentStores, affected = request.affectedStores
+        func searched(_ store: PersistentStore) -> Bool { store.holds(info) && (affected.map { $0.contains { $0 === store } } ?? true) }
+        // Usually every store is searched (one store, no affected stores set): no new array.
+        return stores.allSatisfy(searched) ? stores : stores.filter(searched)
     }
 }
