@@ -45,6 +45,16 @@ struct TemplateBindings: Sendable {
         return value
     }
 
+    /// Where variable `name` is among the names; nil when it is not there.
+    func position(of name: String) -> Int? { names.firstIndex(of: name) }
+
+    /// `value(of:)`, looked up at `position` first (where the name was in bindings sharing these names).
+    func value(of name: String, at position: Int) -> PredicateExpression? {
+        guard position >= 0, position < count, names[position] == name else { return value(of: name) }
+        if case .variable = values[position] { return nil }
+        return values[position]
+    }
+
     /// `expression` with a variable replaced by its value, as `value(of:)` gives it (not within
     /// lists: see `substituting`).
     @inline(__always)

@@ -17,6 +17,9 @@ struct ConditionSite: Sendable {
     let options: StringOptions
     /// The other side as written: a constant, a list, an object, or a `$variable`.
     let constant: PredicateExpression
+    /// Where the variables of `constant` are among a prepared request's bindings (see
+    /// `learnPositions(in:)`): the variable itself first, or each item of a list; -1 for none.
+    private var positions: [Int] = []
 
     /// The site of `comparison` on `info`; nil unless it compares one stored column of the
     /// entity (an attribute or a to-one relationship, unquantified) with something not a key path.
@@ -54,17 +57,34 @@ struct ConditionSite: Sendable {
         options = comparison.options
     }
 
+    /// Notes where this site's variables are among `bindings`: a recipe's site then finds the
+    /// values of later bindings of the same prepared request (which share its names) without
+    /// comparing names one by one.
+    mutating func learnPositions(in bindings: TemplateBindings) {
+        func position(_ expression: PredicateExpression) -> Int {
+            if case .variable(let name) = expression { return bindings.position(of: name) ?? -1 }
+            return -1
+        }
+        if case .list(let items) = constant { positions = items.map(position) } else { positions = [position(constant)] }
+    }
+
     /// The column condition the comparison states in `store`, with the values of `bindings`
     /// for its variables; nil when it states none usable as an index bound (a nil range bound,
     /// a value the column cannot hold exactly, an operator no range expresses).
     func stated(in store: BTreeStore, bindings: TemplateBindings?) -> QueryPlanner.StatedCondition? {
-        let constant = bindings?.resolve(self.constant) ?? self.constant
+        /// The value of variable `name`, the variable itself or list item `item` of `constant`.
+        func value(of name: String, item: Int) -> PredicateExpression? {
+            guard let bindings else { return nil }
+            return item < positions.count ? bindings.value(of: name, at: positions[item]) : bindings.value(of: name)
+        }
+        var constant = self.constant
+        if case .variable(let name) = constant, let value = value(of: name, item: 0) { constant = value }
         // Exact until a constant's kind makes tuple order differ from the predicate's (see `QueryPlanner.residual`).
         var exact = options.isEmpty && type != nil
-        func tuple(_ expression: PredicateExpression) -> TupleValue? {
+        func tuple(_ expression: PredicateExpression, item: Int = 0) -> TupleValue? {
             switch expression {
             case .variable(let name):
-                guard let value = bindings?.value(of: name) else { return nil }
+                guard let value = value(of: name, item: item) else { return nil }
                 return tuple(value)
             case .constant(let value):
                 guard let type else { return nil }
@@ -92,8 +112,8 @@ struct ConditionSite: Sendable {
             guard caseFree, case .list(let items) = constant else { return nil }
             var values: [TupleValue] = []
             values.reserveCapacity(items.count)
-            for item in items {
-                guard let value = tuple(item) else { return nil }
+            for (position, item) in items.enumerated() {
+                guard let value = tuple(item, item: position) else { return nil }
                 values.append(value)
             }
             return .init(slot, .oneOf(ComponentSet(values)), isExact: exact && !items.isEmpty)
@@ -105,7 +125,7 @@ struct ConditionSite: Sendable {
             return .init(slot, .range(lower: (value, op == .greaterOrEqual), upper: nil), isExact: exact)
         case .between:
             guard caseFree, case .list(let bounds) = constant, bounds.count == 2,
-                  let lower = tuple(bounds[0]), let upper = tuple(bounds[1]),
+                  let lower = tuple(bounds[0], item: 0), let upper = tuple(bounds[1], item: 1),
                   !QueryPlanner.isNull(lower), !QueryPlanner.isNull(upper) else { return nil }
             return .init(slot, .range(lower: (lower, true), upper: (upper, true)), isExact: exact)
         case .beginsWith:

@@ -2,8 +2,8 @@ import ArborEngine
 
 /// A prepared request's search of its kept index, as one binding laid it out: where each
 /// conjunct finds its column and value (`ConditionSite`), what kind of condition each stated
-/// (`ConditionShape`), which of them the ranges encode (`IndexLayout`), which the key filters
-/// check, and which the rows must still evaluate.
+/// (`ConditionShape`, which also decides the conjuncts rows must still evaluate), which of them
+/// the ranges encode (`IndexLayout`) and which the key filters check.
 ///
 /// A later binding states only these conjuncts' conditions from the sites. When every one has
 /// the recorded shape, the layout, the filters and the residual are the recorded ones, and the
@@ -37,7 +37,7 @@ final class IndexPlanRecipe: Sendable {
     /// give the index its ranges; nil otherwise.
     /// - Complexity: O(conjuncts + ranges × key size).
     func plan(_ bindings: TemplateBindings, for info: EntityInfo, store: BTreeStore) -> QueryPlan? {
-        guard sites.count == shapes.count else { return nil }
+        guard sites.count == shapes.count else { return nil }  // one per conjunct, as made by `accessPath(_:for:through:store:)`
         var stated: [QueryPlanner.StatedCondition?] = []
         stated.reserveCapacity(sites.count)
         for position in sites.indices {

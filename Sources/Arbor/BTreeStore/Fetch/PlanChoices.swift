@@ -70,9 +70,9 @@ extension QueryPlanner {
         var plan = indexPlan(index, ranges, used: layout.used.map(conditions.label), exact: layout.exact, parts: parts, stated: stated,
                              conditions: conditions, info: info, bindings: bindings)
         plan.reusedChoice = true
-        let recipe = bindings.map { _ in
-            IndexPlanRecipe(index: index, parts: parts, sites: sites, stated: stated, layout: layout,
-                            filters: keyFilterSources(for: index, conditions, skipping: layout.exact))
+        let recipe = bindings.map { bindings in
+            IndexPlanRecipe(index: index, parts: parts, sites: sites.map { $0.map { var site = $0; site.learnPositions(in: bindings); return site } },
+                            stated: stated, layout: layout, filters: keyFilterSources(for: index, conditions, skipping: layout.exact))
         }
         return (plan, recipe)
     }
