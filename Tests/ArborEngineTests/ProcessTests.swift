@@ -156,6 +156,33 @@ struct ProcessTests {
         }
     }
 
+    /// Opening checks the pages the newest commit lists before any snapshot is registered, so
+    /// another process's later commits may have freed and reused them meanwhile: a store opened
+    /// 300 times while a writer process commits always opens, at a commit it does not pass over.
+    @Test("a store opened while another process commits opens whole")
+    func openWhileAnotherCommits() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("opening.arbor")
+        let writer = try Harness(["writer", path, "normal", "1000000"])
+        defer {
+            writer.kill()
+            writer.wait()
+        }
+        #expect(writer.waitForLine(startingWith: "acked") != nil, "the writer started committing")
+        var failures: [String] = []
+        for attempt in 0..<300 {
+            do {
+                let db = try Database.open(path: path)
+                if let rejected = db.rejectedAtOpen { failures.append("open \(attempt) passed over transaction \(rejected.txid)") }
+                try db.view { tx in _ = try tx.tree("t").get(Array("count".utf8)) }
+            } catch {
+                failures.append("open \(attempt): \(error)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count) of 300 opens: \(failures.prefix(3))")
+        #expect(writer.lines.count > 10, "the writer kept committing while the store was opened")
+    }
+
     /// A reader process takes a snapshot of 2,000 entries; this process then rewrites, deletes
     /// and re-inserts every entry 20 times; the reader's second read of its snapshot is
     /// identical, and the store passes the check.

@@ -171,7 +171,7 @@ public final class Database: Sendable {
                 try file.sync()
             }
         }
-        let verified = try Meta.readVerified(from: file, path: path)
+        let verified = try Self.verifiedState(of: file, path: path, registry: registry)
         var meta = verified.meta
         if let rejected = verified.rejected, let page = rejected.damagedPage {
             openingProblems = [IntegrityReport.Problem(
@@ -193,6 +193,27 @@ public final class Database: Sendable {
         self.openedTransaction = meta.txid
         self.rejectedAtOpen = verified.rejected?.meta
         self.state = Locked(State(meta: meta, readable: meta))
+    }
+
+    /// The newest complete commit at open (`Meta.readVerified`). Without the writer lock another
+    /// process may commit during the check: a later commit can free and reuse a page the meta page
+    /// just read lists, or rewrite both meta pages while they are read. So a commit passed over or
+    /// an unreadable pair of meta pages is checked again holding the writer lock, when no process
+    /// writes: only then is it an incomplete commit or damage. A check during which another
+    /// process published a commit is first tried again without waiting for its writer.
+    private static func verifiedState(of file: StorageFile, path: String, registry: ReaderRegistry) throws -> (meta: Meta, rejected: Meta.Rejection?) {
+        guard let lockFile = registry.lockFile else { return try Meta.readVerified(from: file, path: path) }
+        for _ in 0..<4 {
+            let published = lockFile.publishedCommit()
+            do {
+                let verified = try Meta.readVerified(from: file, path: path)
+                if verified.rejected == nil { return verified }
+            } catch ArborError.noValidMetaPage, ArborError.truncatedFile {}
+            if lockFile.publishedCommit() == published { break }
+        }
+        try registry.lockWriter()
+        defer { registry.unlockWriter() }
+        return try Meta.readVerified(from: file, path: path)
     }
 
     /// The validated catalog record of tree `name` in committed snapshot `snapshot`, if cached.
