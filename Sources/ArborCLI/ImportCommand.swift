@@ -21,7 +21,8 @@ struct GTFSImportCommand: ParsableCommand {
         abstract: "Build a transit store (stops, stop times) from a GTFS feed's stops.txt and stop_times.txt.",
         discussion: """
             OUT is written completely or left as it was: the import works on a copy and moves it into place \
-            at the end, while readers of the old file go on reading it. Importing into an existing store adds \
+            at the end, while readers of the old file go on reading it; other writers of OUT, and other imports \
+            into it, wait until it ends. Importing into an existing store adds \
             the feed; give each feed its own --prefix so stop IDs stay apart. With --update, the feed is a new \
             edition of one in the store: stops are found by stop_id and updated, new ones added, the stop times \
             of stops whose timetable changed replaced, and stops that left the feed (those with the feed's \

@@ -49,6 +49,10 @@ public enum ArborError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedTupleKey(offset: Int, detail: String)
     /// All reader slots of the lock file are taken by live processes.
     case readerTableFull(slots: Int)
+    /// The path the store was opened at now names another file, or none: a copy was renamed over
+    /// it (an import, `replacePersistentStore`) or it was deleted. A write would go to a file no
+    /// later open finds, so none starts; reads go on in the file that was opened. Reopen the store.
+    case fileReplaced(path: String)
     /// LZ4 failed to decompress data that should be valid.
     case decompressionFailed(page: PageID, detail: String)
     /// The operation is not possible on a compacted, compressed (read-only) file.
@@ -81,6 +85,7 @@ public enum ArborError: Error, Equatable, Sendable, CustomStringConvertible {
         case .needsReopen: return "a failed commit left the database in an unknown state; reopen it"
         case .malformedTupleKey(let offset, let detail): return "malformed tuple key at byte \(offset): \(detail)"
         case .readerTableFull(let slots): return "all \(slots) reader slots of the lock file are in use"
+        case .fileReplaced(let path): return "\(path) was replaced by another file since it was opened; reopen it to write"
         case .decompressionFailed(let page, let detail): return "page \(page): LZ4 decompression failed: \(detail)"
         case .compressedFileIsReadOnly: return "a compressed (compacted) store file can only be opened read-only"
         case .internalInconsistency(let detail): return "internal inconsistency: \(detail)"

@@ -9,7 +9,7 @@ import Glibc
 
 /// `arbor import gtfs --update` as a real process, killed at random moments: the store is the
 /// old edition or the new one, never anything in between, and always sound.
-@Suite("arbor import gtfs --update killed mid-way")
+@Suite("arbor import gtfs as a process: killed mid-way, two at once")
 struct ImportProcessTests {
     /// The `arbor` executable built beside this test bundle.
     static func arborExecutable() throws -> URL {
@@ -106,5 +106,37 @@ struct ImportProcessTests {
             if state == before { sawBefore += 1 } else if state == after { sawAfter += 1 }
         }
         #expect(sawBefore > 0)
+    }
+
+    /// Two `arbor import gtfs` processes into one store at once, each feed with its own prefix:
+    /// the second waits for the first's writer lock and imports into its result, so the store
+    /// ends with both feeds (before, the later rename dropped the other import's feed).
+    @Test("two imports into one store at once both land")
+    func concurrentImports() throws {
+        let executable = try Self.arborExecutable()
+        let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("arbor-both-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let feed = scratch.appendingPathComponent("feed")
+        try Self.writeFeed(feed, stops: 300, times: 10_000, edition: 1)
+        for round in 0..<3 {
+            let store = scratch.appendingPathComponent("both-\(round).arbor")
+            let processes = try ["a:", "b:"].map { prefix in
+                let process = Process()
+                process.executableURL = executable
+                process.arguments = ["import", "gtfs", feed.path, store.path, "--prefix", prefix]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                return process
+            }
+            for process in processes {
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0, "round \(round)")
+            }
+            let stops = try Self.contents(store)
+            for prefix in ["a:", "b:"] {
+                #expect(stops.filter { $0.hasPrefix(prefix) }.count == 300, "round \(round): the feed imported with \(prefix)")
+            }
+        }
     }
 }

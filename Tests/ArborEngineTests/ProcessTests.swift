@@ -183,6 +183,31 @@ struct ProcessTests {
         #expect(writer.lines.count > 10, "the writer kept committing while the store was opened")
     }
 
+    /// A writer process commits while this process replaces its store, holding the writer lock
+    /// (a compacted copy of another store renamed over it): the writer's next commit fails with
+    /// `fileReplaced`, so it exits with status 1 instead of committing to a file no one opens
+    /// again, and the path holds the replacement whole.
+    @Test("a writer process whose store is replaced stops instead of writing to the old file")
+    func writerOfReplacedStore() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("replaced.arbor")
+        let writer = try Harness(["writer", path, "full", "1000000"])
+        #expect(writer.waitForLine(startingWith: "acked") != nil, "the writer started committing")
+        let replacement = try Database.open(path: directory.file("replacement.arbor"))
+        try replacement.update { tx in try tx.createTree("t").put(Array("count".utf8), withUnsafeBytes(of: UInt64(7).bigEndian) { Array($0) }) }
+        try Database.withWriterLock(path: path) { try replacement.compact(to: path) }
+        let deadline = Date().addingTimeInterval(60)
+        while writer.process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if writer.process.isRunning {
+            writer.kill()
+            Issue.record("the writer went on committing after its store was replaced")
+        }
+        #expect(writer.wait() == 1)
+        let db = try Database.open(path: path)
+        #expect(db.checkIntegrity().isSound)
+        #expect(try db.view { Self.number(try $0.tree("t").get(Array("count".utf8))) } == 7)
+    }
+
     /// A reader process takes a snapshot of 2,000 entries; this process then rewrites, deletes
     /// and re-inserts every entry 20 times; the reader's second read of its snapshot is
     /// identical, and the store passes the check.

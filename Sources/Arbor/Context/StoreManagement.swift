@@ -64,13 +64,17 @@ extension PersistentStoreCoordinator {
     /// Replaces the store file at `destination` with a copy of the store at `source` (which must
     /// be a store of this coordinator's model). The copy is written beside `destination` and
     /// renamed over it, so `destination` is the old store or the whole new one, never a mix.
+    /// The rename happens holding `destination`'s writer lock: another process's save to it ends
+    /// before, or fails with `StoreError.engine(.fileReplaced)` after (it must reopen the store).
     /// When `destination` was added to this coordinator, it is opened again afterwards, with the
     /// same configuration and options.
     /// - Throws: `StoreError` when `source` cannot be opened as a store of the model, or on I/O errors.
     public func replacePersistentStore(at destination: URL, withStoreAt source: URL) throws {
         let sourceStore = try PersistentStore(url: source, model: managedObjectModel, options: PersistentStore.Options(readOnly: true))
         let current = persistentStore(for: destination)
-        try sourceStore.compact(to: destination)  // written to a temporary file, then renamed
+        try PersistentStore.withWriterLock(at: destination) {
+            try sourceStore.compact(to: destination)  // written to a temporary file, then renamed
+        }
         if let current {
             remove(current)
             try addPersistentStore(at: destination, configuration: current.configurationName, options: current.options)

@@ -156,4 +156,22 @@ public final class PersistentStore: Sendable {
         guard let fileStorage else { throw StoreError.unsupported("\(path) is in memory: it has no file to compact") }
         return try fileStorage.compact(to: url, compress: compress)
     }
+
+    /// Runs `body` holding the writer lock of the store file at `url`, without opening it: every
+    /// save to that file, in any process, waits until `body` returns.
+    ///
+    /// Hold it to replace the file whole — read it, write a new version beside it, rename that
+    /// over it — without losing another process's save made meanwhile. A store opened on the old
+    /// file goes on reading it, and its next save throws `StoreError.engine(.fileReplaced)`
+    /// instead of writing where no one looks: open the store again.
+    /// Do not save to the same file from the calling thread inside `body` (it would wait forever).
+    /// - Throws: `StoreError.engine` when the lock file cannot be opened; what `body` throws.
+    @discardableResult
+    public static func withWriterLock<R>(at url: URL, _ body: () throws -> R) throws -> R {
+        do {
+            return try Database.withWriterLock(path: url.path, body)
+        } catch let error as ArborError {
+            throw storeError(error, path: url.path)
+        }
+    }
 }

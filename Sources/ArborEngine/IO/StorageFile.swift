@@ -72,6 +72,19 @@ public final class POSIXStorageFile: StorageFile, @unchecked Sendable {
         }
     }
 
+    /// Whether `path` still names this open file: false once another file was renamed over it or
+    /// it was deleted.
+    /// - Throws: `ArborError.io` when the open file or the path cannot be examined.
+    public func isStillNamedByPath() throws -> Bool {
+        var opened = stat(), named = stat()
+        guard fstat(descriptor, &opened) == 0 else { throw ArborError.io(operation: "fstat \(path)", errno: errno) }
+        guard stat(path, &named) == 0 else {
+            if errno == ENOENT { return false }
+            throw ArborError.io(operation: "stat \(path)", errno: errno)
+        }
+        return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
+    }
+
     public func sync() throws {
         #if canImport(Glibc)
         let result = fdatasync(descriptor)

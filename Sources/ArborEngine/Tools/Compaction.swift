@@ -21,13 +21,14 @@ extension Database {
     /// read-only — the form in which to ship a pre-built store with an app.
     ///
     /// The copy is written to a temporary file beside `path` and renamed into place after it is
-    /// synced, so `path` is either the complete copy or untouched.
+    /// synced, so `path` is either the complete copy or untouched. To replace a store other
+    /// processes may write to, compact inside `Database.withWriterLock(path:_:)` of `path`.
     /// - Complexity: O(entries); reads the source once.
     /// - Throws: I/O errors, or `corruptPage` if the source is damaged.
     @discardableResult
     public func compact(to path: String, compress: Bool = false) throws -> CompactionReport {
-        let temporary = path + ".compacting"
-        unlink(temporary)
+        // A name of its own: two compactions to one path must not write into each other's file.
+        let temporary = "\(path).compacting-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
         let file = try POSIXStorageFile(path: temporary, readOnly: false, create: true)
         do {
             let report = try view { transaction in

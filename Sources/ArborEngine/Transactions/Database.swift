@@ -280,7 +280,8 @@ public final class Database: Sendable {
     }
 
     /// Starts the write transaction, waiting while another writer (thread or process) holds it.
-    /// - Throws: `ArborError.readOnly` on a read-only database, `needsReopen` after a failed commit.
+    /// - Throws: `ArborError.readOnly` on a read-only database, `needsReopen` after a failed commit,
+    ///   `fileReplaced` when another file was renamed over the store's path since it was opened.
     public func beginWrite() throws -> WriteTransaction {
         guard !isReadOnly else { throw ArborError.readOnly }
         state.withLock { $0.queuedWriters += 1 }
@@ -292,6 +293,10 @@ public final class Database: Sendable {
         }
         state.withLock { $0.queuedWriters -= 1 }
         do {
+            // Checked holding the writer lock: whoever replaces the file holds it too.
+            if let namedFile = file as? POSIXStorageFile, try !namedFile.isStillNamedByPath() {
+                throw ArborError.fileReplaced(path: path)
+            }
             var meta = try refreshMetaForWriter()
             let plan = try planCommit(after: &meta)
             return WriteTransaction(database: self, meta: meta, plan: plan)

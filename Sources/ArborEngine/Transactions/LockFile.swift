@@ -21,7 +21,7 @@ final class LockFile: @unchecked Sendable {
     /// Bit 63 of a slot's second word: the word holds the newest snapshot (see `publishNewestSnapshot`).
     static let newestTag: UInt64 = 1 << 63
     static let size = 4096
-    private static let writerByte: Int64 = 0
+    static let writerByte: Int64 = 0
     private static let tableByte: Int64 = 1
 
     let path: String

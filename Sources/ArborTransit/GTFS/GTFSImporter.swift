@@ -64,6 +64,9 @@ public struct GTFSImportResult: Sendable {
 /// The feed is read whole (16 bytes a stop time), then stored stop by stop. The output is
 /// written beside its final place and renamed over it only when the import succeeded, so it is
 /// either complete or untouched — never half-written; readers of the old file go on reading it.
+/// The output's writer lock is held throughout: another process's saves to it wait for the end
+/// of the import, and one that has the old file open must open the store again to save
+/// (`ArborError.fileReplaced`); two imports into one store run one after the other.
 /// Importing into an existing store adds the feed to it (with `prefix` keeping its stop IDs
 /// apart), or with `update` brings the feed's stops there up to this edition.
 public enum GTFSImporter {
@@ -77,37 +80,41 @@ public enum GTFSImporter {
         for url in [stopsURL, timesURL] where !FileManager.default.fileExists(atPath: url.path) {
             throw GTFSError(file: url.lastPathComponent, line: 0, .missingFile)
         }
-        let temporary = output.deletingLastPathComponent()
-            .appendingPathComponent(".\(output.lastPathComponent).importing-\(UUID().uuidString.prefix(8))")
-        defer {
-            try? FileManager.default.removeItem(at: temporary)
-            try? FileManager.default.removeItem(atPath: temporary.path + "-lock")
-        }
-        let existed = FileManager.default.fileExists(atPath: output.path)
-        if existed { try FileManager.default.copyItem(at: output, to: temporary) }
-        let compacts = options.compacts ?? !(options.update && existed)
-        var storeOptions = PersistentStore.Options()
-        // A working file that is compacted needs no durability of its own: only its compacted
-        // copy, synced before it is renamed into place, is ever published. One renamed as it
-        // is must be durable first.
-        storeOptions.durability = compacts ? .deferredMetaSync : .full
-        storeOptions.maxDirtyBytes = options.maxDirtyBytes
-        let result: GTFSImportResult
-        do {
-            let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: temporary, options: storeOptions)
-            let context = container.newBackgroundContext()
-            result = try context.performAndWait {
-                let writer = TransitWriter(context: context, options: options)
-                return try writer.run(stopsURL: stopsURL, timesURL: timesURL, progress: progress)
+        // The output's writer lock is held from the copy to the rename: a save another process
+        // makes meanwhile waits (none is lost with the old file), and a second import runs after.
+        return try PersistentStore.withWriterLock(at: output) {
+            let temporary = output.deletingLastPathComponent()
+                .appendingPathComponent(".\(output.lastPathComponent).importing-\(UUID().uuidString.prefix(8))")
+            defer {
+                try? FileManager.default.removeItem(at: temporary)
+                try? FileManager.default.removeItem(atPath: temporary.path + "-lock")
             }
-            if compacts {
-                for store in container.persistentStoreCoordinator.persistentStores { try store.compact(to: output) }
-                return result
+            let existed = FileManager.default.fileExists(atPath: output.path)
+            if existed { try FileManager.default.copyItem(at: output, to: temporary) }
+            let compacts = options.compacts ?? !(options.update && existed)
+            var storeOptions = PersistentStore.Options()
+            // A working file that is compacted needs no durability of its own: only its compacted
+            // copy, synced before it is renamed into place, is ever published. One renamed as it
+            // is must be durable first.
+            storeOptions.durability = compacts ? .deferredMetaSync : .full
+            storeOptions.maxDirtyBytes = options.maxDirtyBytes
+            let result: GTFSImportResult
+            do {
+                let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: temporary, options: storeOptions)
+                let context = container.newBackgroundContext()
+                result = try context.performAndWait {
+                    let writer = TransitWriter(context: context, options: options)
+                    return try writer.run(stopsURL: stopsURL, timesURL: timesURL, progress: progress)
+                }
+                if compacts {
+                    for store in container.persistentStoreCoordinator.persistentStores { try store.compact(to: output) }
+                    return result
+                }
             }
+            // The container is released: the working file is complete and synced.
+            guard rename(temporary.path, output.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            return result
         }
-        // The container is released: the working file is complete and synced.
-        guard rename(temporary.path, output.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        return result
     }
 
     /// Numeric `stop_id`s keep their number; the others (and numbers already taken) get the

@@ -1,0 +1,27 @@
+/// Replacing a store file whole — a copy written beside it and renamed over it — safely while
+/// other processes may write to it.
+///
+/// The protocol: the replacer holds the file's writer lock from before it reads the file until
+/// after the rename. No commit can start or end meanwhile, so none made after the copy was
+/// taken is lost with the old file; and every writer checks, holding that lock, that its path
+/// still names the file it opened (`ArborError.fileReplaced` otherwise), so no commit goes to
+/// the old file afterwards. Readers of the old file go on reading it.
+extension Database {
+    /// Runs `body` holding the writer lock of the store file at `path` without opening the store:
+    /// every writer of that file, in any process, waits until `body` returns.
+    ///
+    /// Use it to replace the file whole (see above). Do not write to the same file from the
+    /// calling thread inside `body`: that writer would wait for this lock forever.
+    /// On media where the lock file cannot be written (read-only), `body` runs without a lock:
+    /// no other process can write there either.
+    /// - Complexity: one `open` and one `fcntl` (which waits while another writer holds the lock).
+    /// - Throws: `ArborError.io` when the lock file cannot be opened or locked; what `body` throws.
+    @discardableResult
+    public static func withWriterLock<R>(path: String, _ body: () throws -> R) throws -> R {
+        guard let descriptor = try Platform.openLockFile(path + "-lock") else { return try body() }
+        // Closing the descriptor releases the lock, also when locking or `body` fails.
+        defer { Platform.close(descriptor) }
+        try Platform.lock(descriptor, byte: LockFile.writerByte, exclusive: true, wait: true)
+        return try body()
+    }
+}

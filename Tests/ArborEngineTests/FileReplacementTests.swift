@@ -1,0 +1,97 @@
+@testable import ArborEngine
+import Foundation
+import Testing
+
+/// Replacing a store file whole (a copy renamed over it) while it is open: writers of the old
+/// file stop with `fileReplaced` instead of committing where no one looks, readers go on, and
+/// `Database.withWriterLock(path:_:)` keeps every writer out while the replacement is made.
+@Suite("Replacing a store file: the writer lock, writers of the old file, concurrent compactions")
+struct FileReplacementTests {
+    static func store(_ path: String, entries: Range<Int>, length: Int = 30) throws -> Database {
+        let db = try Database.open(path: path)
+        try db.update { tx in try fill(try tx.createTreeIfMissing("t"), count: entries.count, valueLength: length, start: entries.lowerBound) }
+        return db
+    }
+
+    @Test("a writer of a replaced or deleted file fails with fileReplaced; its reads go on")
+    func writerOfReplacedFile() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.arbor"), other = directory.file("other.arbor")
+        let old = try Self.store(path, entries: 0..<100)
+        let replacement = try Self.store(other, entries: 500..<520)
+        try replacement.compact(to: path)
+        #expect(throws: ArborError.fileReplaced(path: path)) {
+            try old.update { tx in try tx.tree("t").put(key(1_000), [1]) }
+        }
+        #expect(try old.view { try $0.tree("t").entries().count } == 100, "the old file is still read")
+        let reopened = try Database.open(path: path)
+        #expect(try reopened.view { try $0.tree("t").entries().count } == 20)
+        try reopened.update { tx in try tx.tree("t").put(key(1_000), [1]) }
+
+        // Deleted: no file to write to that anyone opens again.
+        unlink(path)
+        #expect(throws: ArborError.fileReplaced(path: path)) {
+            try reopened.update { tx in try tx.tree("t").put(key(1_001), [1]) }
+        }
+        // The one renamed away is the same file under a new name: its writers are unaffected.
+        let moved = directory.file("moved.arbor")
+        try replacement.update { tx in try tx.tree("t").put(key(2_000), [2]) }
+        _ = rename(other, moved)
+        #expect(throws: ArborError.fileReplaced(path: other)) {
+            try replacement.update { tx in try tx.tree("t").put(key(2_001), [2]) }
+        }
+    }
+
+    @Test("a writer waits while withWriterLock holds the store's writer lock")
+    func writerWaitsForTheLock() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.arbor")
+        let db = try Self.store(path, entries: 0..<10)
+        let released = Locked(false)
+        let sawReleased = Locked<Bool?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        try Database.withWriterLock(path: path) {
+            Thread.detachNewThread {
+                do {
+                    try db.update { tx in
+                        sawReleased.withLock { $0 = released.withLock { $0 } }
+                        try tx.tree("t").put(key(99), [9])
+                    }
+                } catch {
+                    Issue.record("the waiting writer failed: \(error)")
+                }
+                done.signal()
+            }
+            Thread.sleep(forTimeInterval: 0.3)
+            released.withLock { $0 = true }
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(sawReleased.withLock { $0 } == true, "the writer committed only after the lock was released")
+        #expect(try db.view { try $0.tree("t").get(key(99)) } == [9])
+    }
+
+    @Test("two compactions to one path at once leave one whole copy and no temporary file")
+    func concurrentCompactions() throws {
+        let directory = TemporaryDirectory()
+        let sources = try [Self.store(directory.file("a.arbor"), entries: 0..<30_000, length: 60),
+                           Self.store(directory.file("b.arbor"), entries: 100_000..<120_000, length: 90)]
+        let expected = try sources.map { db in try db.view { try $0.tree("t").entries() } }
+        let target = directory.file("target.arbor")
+        for round in 0..<8 {
+            let failures = Locked<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                do { try sources[index].compact(to: target) } catch { failures.withLock { $0.append("\(error)") } }
+            }
+            #expect(failures.withLock { $0 }.isEmpty, "round \(round)")
+            var options = Database.Options()
+            options.readOnly = true
+            let copy = try Database.open(path: target, options: options)
+            #expect(copy.checkIntegrity().isSound, "round \(round)")
+            let entries = try copy.view { try $0.tree("t").entries() }
+            #expect(expected.contains { $0.count == entries.count && zip($0, entries).allSatisfy { $0.key == $1.key && $0.value == $1.value } },
+                    "round \(round): the target is one of the two sources")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("compacting") }
+        #expect(left.isEmpty, "\(left)")
+    }
+}
