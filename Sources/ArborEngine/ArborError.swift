@@ -49,9 +49,9 @@ public enum ArborError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedTupleKey(offset: Int, detail: String)
     /// All reader slots of the lock file are taken by live processes.
     case readerTableFull(slots: Int)
-    /// The path the store was opened at now names another file, or none: a copy was renamed over
-    /// it (an import, `replacePersistentStore`) or it was deleted. A write would go to a file no
-    /// later open finds, so none starts; reads go on in the file that was opened. Reopen the store.
+    /// The path the store was opened at now names another file: a copy was renamed over it (an
+    /// import, `replacePersistentStore`). A write would go to a file no later open finds, so none
+    /// starts; reads go on in the file that was opened. Reopen the store.
     case fileReplaced(path: String)
     /// LZ4 failed to decompress data that should be valid.
     case decompressionFailed(page: PageID, detail: String)

@@ -13,7 +13,7 @@ struct FileReplacementTests {
         return db
     }
 
-    @Test("a writer of a replaced or deleted file fails with fileReplaced; its reads go on")
+    @Test("a writer of a replaced file fails with fileReplaced, its reads go on; a deleted one goes on")
     func writerOfReplacedFile() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("store.arbor"), other = directory.file("other.arbor")
@@ -28,18 +28,14 @@ struct FileReplacementTests {
         #expect(try reopened.view { try $0.tree("t").entries().count } == 20)
         try reopened.update { tx in try tx.tree("t").put(key(1_000), [1]) }
 
-        // Deleted: no file to write to that anyone opens again.
+        // Deleted, as in SQLite: the open file stays usable (nothing else took its place).
         unlink(path)
-        #expect(throws: ArborError.fileReplaced(path: path)) {
-            try reopened.update { tx in try tx.tree("t").put(key(1_001), [1]) }
-        }
-        // The one renamed away is the same file under a new name: its writers are unaffected.
-        let moved = directory.file("moved.arbor")
+        try reopened.update { tx in try tx.tree("t").put(key(1_001), [1]) }
+        #expect(try reopened.view { try $0.tree("t").get(key(1_001)) } == [1])
+        // Renamed away: the same file under another name, with nothing at the old path.
+        _ = rename(other, directory.file("moved.arbor"))
         try replacement.update { tx in try tx.tree("t").put(key(2_000), [2]) }
-        _ = rename(other, moved)
-        #expect(throws: ArborError.fileReplaced(path: other)) {
-            try replacement.update { tx in try tx.tree("t").put(key(2_001), [2]) }
-        }
+        #expect(try Database.open(path: directory.file("moved.arbor")).view { try $0.tree("t").get(key(2_000)) } == [2])
     }
 
     @Test("a writer waits while withWriterLock holds the store's writer lock")
@@ -68,6 +64,25 @@ struct FileReplacementTests {
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(sawReleased.withLock { $0 } == true, "the writer committed only after the lock was released")
         #expect(try db.view { try $0.tree("t").get(key(99)) } == [9])
+    }
+
+    @Test("withWriterLock leaves no lock file it created, unless the store was opened meanwhile")
+    func lockFileLeftAsFound() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.arbor")
+        func lockFileExists() -> Bool { FileManager.default.fileExists(atPath: path + "-lock") }
+        try Database.withWriterLock(path: path) { #expect(lockFileExists()) }
+        #expect(!lockFileExists(), "no store: the lock file it created is gone")
+
+        try Self.store(directory.file("source.arbor"), entries: 0..<10).compact(to: path)
+        try Database.withWriterLock(path: path) {}
+        #expect(!lockFileExists(), "a store no process has open: the lock file it created is gone")
+
+        let opened = try Database.withWriterLock(path: path) { try Database.open(path: path) }
+        #expect(lockFileExists(), "the store opened meanwhile keeps its lock file")
+        try opened.update { tx in try tx.tree("t").put(key(50), [5]) }
+        try Database.withWriterLock(path: path) {}
+        #expect(lockFileExists())
     }
 
     @Test("two compactions to one path at once leave one whole copy and no temporary file")

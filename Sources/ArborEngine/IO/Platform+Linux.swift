@@ -9,6 +9,12 @@ import Glibc
 /// descriptor and which two handles of one process do not share (POSIX record locks would be
 /// released by closing any descriptor of the file). A port to another system replaces this file
 /// (on Darwin, for example, with `F_OFD_*`'s equivalent or `flock` on one lock file per byte).
+/// Which file an open descriptor or a path refers to.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+}
+
 enum Platform {
     // Linux's OFD lock commands (not exported by the Glibc module).
     private static let getLock: Int32 = 36
@@ -31,6 +37,25 @@ enum Platform {
 
     /// Closes `fd`, releasing every lock held through it.
     static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+
+    /// The device and inode of `fd`'s file, which a rename over its path does not change.
+    static func identity(of fd: Int32, path: String) throws -> FileIdentity {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw ArborError.io(operation: "fstat \(path)", errno: errno) }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// The device and inode of the file `path` names; nil when it names nothing.
+    static func identity(at path: String) throws -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw ArborError.io(operation: "stat \(path)", errno: errno)
+        }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    static func unlink(_ path: String) { _ = Glibc.unlink(path) }
 
     static func size(of fd: Int32, path: String) throws -> Int {
         var info = stat()

@@ -72,17 +72,12 @@ public final class POSIXStorageFile: StorageFile, @unchecked Sendable {
         }
     }
 
-    /// Whether `path` still names this open file: false once another file was renamed over it or
-    /// it was deleted.
+    /// Whether `path` now names another file than this open one (one renamed over it). False
+    /// when it names this file or nothing (deleted: like SQLite, the open file stays usable).
     /// - Throws: `ArborError.io` when the open file or the path cannot be examined.
-    public func isStillNamedByPath() throws -> Bool {
-        var opened = stat(), named = stat()
-        guard fstat(descriptor, &opened) == 0 else { throw ArborError.io(operation: "fstat \(path)", errno: errno) }
-        guard stat(path, &named) == 0 else {
-            if errno == ENOENT { return false }
-            throw ArborError.io(operation: "stat \(path)", errno: errno)
-        }
-        return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
+    public func isReplacedAtPath() throws -> Bool {
+        guard let named = try Platform.identity(at: path) else { return false }
+        return try named != Platform.identity(of: descriptor, path: path)
     }
 
     public func sync() throws {

@@ -4,24 +4,32 @@
 /// The protocol: the replacer holds the file's writer lock from before it reads the file until
 /// after the rename. No commit can start or end meanwhile, so none made after the copy was
 /// taken is lost with the old file; and every writer checks, holding that lock, that its path
-/// still names the file it opened (`ArborError.fileReplaced` otherwise), so no commit goes to
-/// the old file afterwards. Readers of the old file go on reading it.
+/// names no other file than the one it opened (`ArborError.fileReplaced` otherwise), so no
+/// commit goes to the old file afterwards. Readers of the old file go on reading it.
 extension Database {
     /// Runs `body` holding the writer lock of the store file at `path` without opening the store:
     /// every writer of that file, in any process, waits until `body` returns.
     ///
     /// Use it to replace the file whole (see above). Do not write to the same file from the
-    /// calling thread inside `body`: that writer would wait for this lock forever.
-    /// On media where the lock file cannot be written (read-only), `body` runs without a lock:
-    /// no other process can write there either.
-    /// - Complexity: one `open` and one `fcntl` (which waits while another writer holds the lock).
+    /// calling thread inside `body`: that writer would wait for this lock forever. A lock file
+    /// this call creates is removed again unless a process opened the store meanwhile (the
+    /// directory is left as it was found). On media where the lock file cannot be written
+    /// (read-only), `body` runs without a lock: no other process can write there.
+    /// - Complexity: a few system calls; waits while another writer holds the lock.
     /// - Throws: `ArborError.io` when the lock file cannot be opened or locked; what `body` throws.
     @discardableResult
     public static func withWriterLock<R>(path: String, _ body: () throws -> R) throws -> R {
-        guard let descriptor = try Platform.openLockFile(path + "-lock") else { return try body() }
-        // Closing the descriptor releases the lock, also when locking or `body` fails.
-        defer { Platform.close(descriptor) }
-        try Platform.lock(descriptor, byte: LockFile.writerByte, exclusive: true, wait: true)
-        return try body()
+        let lockPath = path + "-lock"
+        while true {
+            let existed = try Platform.identity(at: lockPath) != nil
+            guard let descriptor = try Platform.openLockFile(lockPath) else { return try body() }
+            defer { Platform.close(descriptor) }  // releases the lock
+            try Platform.lock(descriptor, byte: LockFile.writerByte, exclusive: true, wait: true)
+            // Removed while we waited (by a holder that had created it): it no longer excludes
+            // anyone, so lock the one at the path now.
+            guard try Platform.identity(at: lockPath) == Platform.identity(of: descriptor, path: lockPath) else { continue }
+            defer { if !existed { try? LockFile.removeIfUnused(path: lockPath, descriptor: descriptor) } }
+            return try body()
+        }
     }
 }

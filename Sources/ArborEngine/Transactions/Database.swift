@@ -294,7 +294,7 @@ public final class Database: Sendable {
         state.withLock { $0.queuedWriters -= 1 }
         do {
             // Checked holding the writer lock: whoever replaces the file holds it too.
-            if let namedFile = file as? POSIXStorageFile, try !namedFile.isStillNamedByPath() {
+            if let namedFile = file as? POSIXStorageFile, try namedFile.isReplacedAtPath() {
                 throw ArborError.fileReplaced(path: path)
             }
             var meta = try refreshMetaForWriter()

@@ -33,20 +33,39 @@ final class LockFile: @unchecked Sendable {
     /// Opens or creates the lock file and claims a reader slot. Returns nil when the lock file
     /// cannot be written (read-only media); the caller then runs without cross-process readers.
     static func open(path: String) throws -> LockFile? {
-        guard let fd = try Platform.openLockFile(path) else { return nil }
-        do {
-            return try LockFile(path: path, descriptor: fd)
-        } catch {
+        while true {
+            guard let fd = try Platform.openLockFile(path) else { return nil }
+            let opened: LockFile?
+            do {
+                try Platform.lock(fd, byte: Self.tableByte, exclusive: true, wait: true)
+                // Removed before we locked it (see `removeIfUnused`): it coordinates no one, so
+                // the one at the path now is opened instead.
+                let current = try Platform.identity(at: path) == Platform.identity(of: fd, path: path)
+                opened = current ? try LockFile(path: path, descriptor: fd) : nil
+                Platform.unlock(fd, byte: Self.tableByte)
+            } catch {
+                Platform.close(fd)  // releases the table byte too
+                throw error
+            }
+            if let opened { return opened }
             Platform.close(fd)
-            throw error
         }
     }
 
+    /// Removes the lock file at `path`, opened as `descriptor`, unless a process has the store
+    /// open (a live slot). Slots are claimed holding the table byte, and `open` checks, holding
+    /// it, that the file it opened is still at the path: no process can be left on a removed one.
+    static func removeIfUnused(path: String, descriptor: Int32) throws {
+        try Platform.lock(descriptor, byte: tableByte, exclusive: true, wait: true)
+        defer { Platform.unlock(descriptor, byte: tableByte) }
+        for index in 0..<slotCount where try Platform.isLocked(descriptor, byte: livenessBase + Int64(index)) { return }
+        Platform.unlink(path)
+    }
+
+    /// Called holding the table byte.
     private init(path: String, descriptor: Int32) throws {
         self.path = path
         self.descriptor = descriptor
-        try Platform.lock(descriptor, byte: Self.tableByte, exclusive: true, wait: true)
-        defer { Platform.unlock(descriptor, byte: Self.tableByte) }
         if try Platform.size(of: descriptor, path: path) < Self.size {
             var header = [UInt8](repeating: 0, count: Self.size)
             for (index, byte) in "ARBORLCK".utf8.enumerated() { header[index] = byte }
