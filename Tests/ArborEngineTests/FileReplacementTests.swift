@@ -85,6 +85,30 @@ struct FileReplacementTests {
         #expect(lockFileExists())
     }
 
+    @Test("a store created at a path while a replacer holds its lock opens the replacement")
+    func createdDuringReplacement() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.arbor")
+        let source = try Self.store(directory.file("source.arbor"), entries: 0..<25)
+        let opened = Locked<Result<Database, Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        try Database.withWriterLock(path: path) {
+            Thread.detachNewThread {
+                opened.withLock { $0 = Result { try Database.open(path: path) } }
+                done.signal()
+            }
+            // The opener creates the empty file, then waits for the writer lock to write it.
+            let deadline = Date().addingTimeInterval(30)
+            while !FileManager.default.fileExists(atPath: path) && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+            Thread.sleep(forTimeInterval: 0.05)
+            try source.compact(to: path)
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        let db = try #require(try opened.withLock { $0 }?.get())
+        #expect(try db.view { try $0.tree("t").entries().count } == 25, "the opener reads the store renamed into place")
+        try db.update { tx in try tx.tree("t").put(key(99), [9]) }
+    }
+
     @Test("two compactions to one path at once leave one whole copy and no temporary file")
     func concurrentCompactions() throws {
         let directory = TemporaryDirectory()

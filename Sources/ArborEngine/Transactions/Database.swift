@@ -135,9 +135,16 @@ public final class Database: Sendable {
     ///   corrupt or truncated file, an invalid page size, or an I/O error.
     public static func open(path: String, options: Options = Options()) throws -> Database {
         guard Limits.isValidPageSize(options.pageSize) else { throw ArborError.invalidPageSize(options.pageSize) }
-        let file = try POSIXStorageFile(path: path, readOnly: options.readOnly, create: options.create)
-        let lockFile = options.useLockFile ? try LockFile.open(path: path + "-lock") : nil
-        return try Database(file: file, path: path, lockFile: lockFile, options: options)
+        var attempts = 0
+        while true {
+            let file = try POSIXStorageFile(path: path, readOnly: options.readOnly, create: options.create)
+            let lockFile = options.useLockFile ? try LockFile.open(path: path + "-lock") : nil
+            do {
+                return try Database(file: file, path: path, lockFile: lockFile, options: options)
+            } catch ArborError.fileReplaced where attempts < 100 {
+                attempts += 1  // the file created was replaced before it was written: open the one there
+            }
+        }
     }
 
     /// Opens a store on any `StorageFile` (an in-memory or fault-injecting file in tests).
@@ -161,6 +168,9 @@ public final class Database: Sendable {
         if try file.size() < UInt64(2 * Limits.minPageSize) && !options.readOnly {
             try registry.lockWriter()
             defer { registry.unlockWriter() }
+            // While we waited, a replacer (an import) may have renamed a whole store over the
+            // empty file we created.
+            if let named = file as? POSIXStorageFile, try named.isReplacedAtPath() { throw ArborError.fileReplaced(path: path) }
             if try file.size() == 0 {
                 let meta = Meta.initial(pageSize: options.pageSize)
                 for number: PageID in 0...1 {
