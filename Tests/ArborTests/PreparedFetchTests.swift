@@ -54,6 +54,7 @@ struct PreparedFetchTests {
                 let written = try ObjectPredicate(format: "longitude BETWEEN {%@, %@} AND latitude BETWEEN {%@, %@}", west, west + span, south, south + span)
                 let expected = try context.fetchObjectIDs(FetchRequest(entityName: "Stop", predicate: written, sortDescriptors: [ObjectSortDescriptor("identifier")]))
                 #expect(try context.fetchObjectIDs(box, values) == expected)
+                #expect(try context.fetchObjectIDs(box, [west, west + span, south, south + span]) == expected, "by position")
                 if try context.explain(try box.request(values)).first?.plan.contains("prepared: index kept") == true { kept += 1 }
 
                 let start = Date(timeIntervalSince1970: Double(Int.random(in: 0..<1_440, using: &random) * 60))
@@ -63,7 +64,9 @@ struct PreparedFetchTests {
                 let writtenWindow = try ObjectPredicate(
                     format: "longitude BETWEEN {%@, %@} AND latitude BETWEEN {%@, %@} AND SUBQUERY(stopTimes, $x, $x.departureTime >= %@ AND $x.departureTime <= %@).@count != 0",
                     west, west + span, south, south + span, start, start.addingTimeInterval(3_600))
-                #expect(Set(try context.fetchObjectIDs(boxAndWindow, windowValues)) == Set(try context.fetchObjectIDs(FetchRequest(entityName: "Stop", predicate: writtenWindow))))
+                let expectedWindow = Set(try context.fetchObjectIDs(FetchRequest(entityName: "Stop", predicate: writtenWindow)))
+                #expect(Set(try context.fetchObjectIDs(boxAndWindow, windowValues)) == expectedWindow)
+                #expect(Set(try context.fetchObjectIDs(boxAndWindow, [west, west + span, south, south + span, start, start.addingTimeInterval(3_600)])) == expectedWindow)
 
                 let word = ["alex", "zoo", "süd", "gorl", "", "x"].randomElement(using: &random) ?? ""
                 let writtenPrefix = try ObjectPredicate(format: "name BEGINSWITH[cd] %@", word)
@@ -77,6 +80,7 @@ struct PreparedFetchTests {
                 let after = Date(timeIntervalSince1970: Double(Int.random(in: 0..<1_440, using: &random) * 60))
                 let expectedTimes = (stop?.stopTimes ?? []).filter { $0.departureTime >= after }.sorted { $0.departureTime < $1.departureTime }.map(\.objectID)
                 #expect(try context.fetchObjectIDs(times, ["stop": stop, "after": after]) == expectedTimes)
+                #expect(try context.fetchObjectIDs(times, [stop, after]) == expectedTimes)
                 // The same through Core Data's untyped values.
                 #expect(try context.fetchObjectIDs(try times.request(substitutionVariables: ["stop": stop as Any, "after": after])) == expectedTimes)
             }
@@ -136,6 +140,37 @@ struct PreparedFetchTests {
             let withUnsaved = try context.fetchObjectIDs(bound)
             #expect(withUnsaved.contains(inside.objectID) && !withUnsaved.contains(outside.objectID))
             #expect(Set(withUnsaved) == Set(expected + [inside.objectID]))
+        }
+    }
+
+    @Test("values bound by position go to the variables in the order they are first written; a wrong count is refused")
+    func valuesByPosition() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            func order(_ format: String, _ entity: String = "Stop") throws -> [String] {
+                try context.prepare(FetchRequest(entityName: entity, predicate: try ObjectPredicate(format: format))).variableOrder
+            }
+            #expect(try order(PreparedFetchTests.box) == ["west", "east", "south", "north"])
+            #expect(try order("$min < longitude AND longitude < $max") == ["min", "max"])
+            #expect(try order("name == $b OR (identifier > $a AND name BEGINSWITH $b)") == ["b", "a"], "a repeated variable binds once")
+            #expect(try order("identifier IN $ids AND " + PreparedFetchTests.window) == ["ids", "start", "end"], "not the subquery's $x")
+            #expect(try order("stop == $stop AND departureTime >= $after", "StopTime") == ["stop", "after"])
+
+            let prepared = try context.prepare(FetchRequest(entityName: "StopTime", predicate: try ObjectPredicate(
+                format: "departureTime BETWEEN {$from, $to} AND pickupType == $kind")))
+            let early = Date(timeIntervalSince1970: 100), late = Date(timeIntervalSince1970: 200)
+            #expect(try prepared.request([early, late, 2]).predicate
+                    == ObjectPredicate(format: "departureTime BETWEEN {%@, %@} AND pickupType == 2", early, late))
+            #expect(throws: FetchTemplateError.wrongValueCount(expected: 3, found: 2)) { try context.fetch(prepared, [early, late]) }
+            #expect(throws: FetchTemplateError.wrongValueCount(expected: 3, found: 4)) { try prepared.request([early, late, 2, 3]) }
+            #expect(throws: FetchTemplateError.mistypedVariable(name: "kind", expected: .value(.int16), found: "string \"2\"")) {
+                try prepared.request([early, late, "2"])
+            }
+            let plain = try context.prepare(FetchRequest(entityName: "StopTime"))
+            #expect(plain.variableOrder.isEmpty)
+            #expect(try context.count(for: plain, []) == 0)
+            #expect(throws: FetchTemplateError.wrongValueCount(expected: 0, found: 1)) { try context.count(for: plain, [1]) }
         }
     }
 

@@ -156,6 +156,23 @@ extension ManagedObjectContext {
                                                            _ values: [String: any FetchTemplateValue] = [:], as type: T.Type) throws -> [T] {
         try fetchValues(try prepared.request(values), as: type)
     }
+
+    /// The values `prepared` finds with its variables bound to `values` by position
+    /// (`PreparedFetchRequest.variableOrder`), as `T`.
+    public func fetchValues<T: Decodable>(_ prepared: PreparedFetchRequest, _ values: [any FetchTemplateValue], as type: T.Type) throws -> [T] {
+        try fetchValues(try prepared.request(values), as: type)
+    }
+
+    /// The values `prepared` finds with its variables bound to `values` by position, as `T`.
+    public func fetchValues<T: FetchableValue>(_ prepared: PreparedFetchRequest, _ values: [any FetchTemplateValue], as type: T.Type) throws -> [T] {
+        try fetchValues(try prepared.request(values), as: type)
+    }
+
+    /// A type that is both, with values bound by position: read its `FetchableValue` way.
+    public func fetchValues<T: FetchableValue & Decodable>(_ prepared: PreparedFetchRequest, _ values: [any FetchTemplateValue],
+                                                           as type: T.Type) throws -> [T] {
+        try fetchValues(try prepared.request(values), as: type)
+    }
 }
 
 /// What a value fetch read: the values, each store's statistics, the decoding (the keys it was
