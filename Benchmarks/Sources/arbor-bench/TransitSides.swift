@@ -123,8 +123,10 @@ struct ArborTransitSide {
     static let boxFormat = "longitude BETWEEN {$minLon, $maxLon} AND latitude BETWEEN {$minLat, $maxLat}"
     static let windowFormat = "SUBQUERY(stopTimes, $x, $x.departureTime >= $start AND $x.departureTime <= $end).@count != 0"
 
-    static func box(_ box: (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)) -> [String: any FetchTemplateValue] {
-        ["minLon": box.minLon, "maxLon": box.maxLon, "minLat": box.minLat, "maxLat": box.maxLat]
+    /// The box's values by position, in the order `boxFormat` writes its variables (as the
+    /// SQLite side binds its `?`s).
+    static func box(_ box: (minLat: Double, maxLat: Double, minLon: Double, maxLon: Double)) -> [any FetchTemplateValue] {
+        [box.minLon, box.maxLon, box.minLat, box.maxLat]
     }
 
     func geo(_ points: QueryPoints, meters: Double) throws -> (latencies: [Double], checksum: Int) {
@@ -137,16 +139,14 @@ struct ArborTransitSide {
     func subquery(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.points.count) { context, index in
             let start = Date(timeIntervalSince1970: Double(points.windows[index]))
-            var values = Self.box(QueryPoints.box(points.points[index], meters: 800))
-            values["start"] = start
-            values["end"] = start.addingTimeInterval(1200)
+            let values = Self.box(QueryPoints.box(points.points[index], meters: 800)) + [start, start.addingTimeInterval(1200)]
             return try context.fetch(subqueryRequest, values, as: BenchStop.self).reduce(0) { $0 + Self.checksum($1) }
         }
     }
 
     func prefix(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.prefixes.count) { context, index in
-            try context.fetch(normalizedAttribute ? normalizedRequest : prefixRequest, ["prefix": points.prefixes[index]], as: BenchStop.self)
+            try context.fetch(normalizedAttribute ? normalizedRequest : prefixRequest, [points.prefixes[index]], as: BenchStop.self)
                 .reduce(0) { $0 + Self.checksum($1) }
         }
     }
@@ -163,16 +163,14 @@ struct ArborTransitSide {
     func subqueryValues(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.points.count) { context, index in
             let start = Date(timeIntervalSince1970: Double(points.windows[index]))
-            var values = Self.box(QueryPoints.box(points.points[index], meters: 800))
-            values["start"] = start
-            values["end"] = start.addingTimeInterval(1200)
+            let values = Self.box(QueryPoints.box(points.points[index], meters: 800)) + [start, start.addingTimeInterval(1200)]
             return try context.fetchValues(subqueryRequest, values, as: StopRow.self).reduce(0) { $0 + $1.checksum }
         }
     }
 
     func prefixValues(_ points: QueryPoints, normalizedAttribute: Bool) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.prefixes.count) { context, index in
-            try context.fetchValues(normalizedAttribute ? normalizedRequest : prefixRequest, ["prefix": points.prefixes[index]], as: StopRow.self)
+            try context.fetchValues(normalizedAttribute ? normalizedRequest : prefixRequest, [points.prefixes[index]], as: StopRow.self)
                 .reduce(0) { $0 + $1.checksum }
         }
     }
@@ -180,7 +178,7 @@ struct ArborTransitSide {
     /// The normalizedName prefix query as dictionary results (Core Data's dictionary result type).
     func prefixDictionaries(_ points: QueryPoints) throws -> (latencies: [Double], checksum: Int) {
         try measure(points.prefixes.count) { context, index in
-            var request = try normalizedRequest.request(["prefix": points.prefixes[index]])
+            var request = try normalizedRequest.request([points.prefixes[index]])
             request.resultType = .dictionaries
             request.propertiesToFetch = StopRow.fetchedProperties.map(FetchProperty.key)
             return try context.fetchDictionaries(request).reduce(0) { sum, row in
