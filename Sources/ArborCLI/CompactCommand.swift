@@ -6,7 +6,11 @@ struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
         abstract: "Write a compacted copy: no free pages, packed leaves; optionally LZ4-compressed and read-only.",
-        discussion: "OUT is written completely or not at all. Example: arbor compact transit.arbor shipped.arbor --compress")
+        discussion: """
+            OUT is written completely or not at all; it may be FILE itself (compacted in place). Writers of OUT wait \
+            until it is replaced; one that has the old file open must reopen it to write. \
+            Example: arbor compact transit.arbor shipped.arbor --compress
+            """)
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The compacted copy to write.") var output: String
@@ -24,7 +28,9 @@ struct CompactCommand: ParsableCommand {
     func run() throws {
         let db = try store.open()
         do {
-            let result = try db.compact(to: output, compress: compress)
+            // OUT's writer lock is held until the copy is renamed over it: a store other processes
+            // write to (FILE itself, compacted in place) loses no save made meanwhile.
+            let result = try Database.withWriterLock(path: output) { try db.compact(to: output, compress: compress) }
             let report = Report(sourceBytes: result.sourceBytes, compactedBytes: result.compactedBytes, trees: result.trees,
                                 entries: result.entries, leaves: result.leaves, compressedLeaves: result.compressedLeaves)
             if store.json {

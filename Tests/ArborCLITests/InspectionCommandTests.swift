@@ -144,4 +144,21 @@ struct InspectionCommandTests {
         #expect(copy.checkIntegrity().isSound)
         #expect(try copy.info().fileSize < (try store.open().info().fileSize))
     }
+
+    @Test("compact in place replaces the store; a writer that had it open must reopen it")
+    func compactInPlace() throws {
+        let store = try Store()
+        let writer = try Database.open(path: store.path)
+        try writer.update { tx in try tx.tree("Stop").put(TupleKey.encode([.int64(1_000)]), Array("Neu".utf8)) }
+        var command = try ArborTool.parseAsRoot(["compact", store.path, store.path])
+        try command.run()
+        #expect(throws: ArborError.fileReplaced(path: store.path)) {
+            try writer.update { tx in try tx.tree("Stop").put(TupleKey.encode([.int64(1_001)]), Array("Verloren".utf8)) }
+        }
+        let reopened = try Database.open(path: store.path)
+        #expect(reopened.checkIntegrity().isSound)
+        #expect(try reopened.view { try $0.tree("Stop").get(TupleKey.encode([.int64(1_000)])) } == Array("Neu".utf8))
+        #expect(try reopened.info().freePages == 0)
+        try reopened.update { tx in try tx.tree("Stop").put(TupleKey.encode([.int64(1_001)]), Array("Da".utf8)) }
+    }
 }
