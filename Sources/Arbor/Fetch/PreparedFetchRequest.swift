@@ -97,7 +97,7 @@ public final class PreparedFetchRequest: Sendable {
         variables = typing.types
         var order: [String] = []
         if let predicate { Self.appendVariables(of: predicate, to: &order) }
-        variableOrder = order.filter { typing.types[$0] != nil } + typing.types.keys.filter { !order.contains($0) }.sorted()
+        variableOrder = order.filter { typing.types[$0] != nil }  // a subquery's own variable is not one to bind
         variableList = variableOrder.compactMap { name in typing.types[name].map { (name, $0) } }
         variableNames = variableOrder
         self.model = model

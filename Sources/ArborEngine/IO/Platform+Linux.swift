@@ -9,12 +9,6 @@ import Glibc
 /// descriptor and which two handles of one process do not share (POSIX record locks would be
 /// released by closing any descriptor of the file). A port to another system replaces this file
 /// (on Darwin, for example, with `F_OFD_*`'s equivalent or `flock` on one lock file per byte).
-/// Which file an open descriptor or a path refers to.
-struct FileIdentity: Equatable {
-    var device: UInt64
-    var inode: UInt64
-}
-
 enum Platform {
     // Linux's OFD lock commands (not exported by the Glibc module).
     private static let getLock: Int32 = 36
@@ -121,4 +115,10 @@ enum Platform {
         request.l_pid = 0
         return request
     }
+}
+
+/// Which file an open descriptor or a path refers to.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
 }

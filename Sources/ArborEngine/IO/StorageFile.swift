@@ -30,6 +30,8 @@ public final class POSIXStorageFile: StorageFile, @unchecked Sendable {
     public let path: String
     let descriptor: Int32
     public let isReadOnly: Bool
+    /// The open file's device and inode (a rename over `path` does not change them).
+    private let identity: FileIdentity
 
     /// Opens (and with `create`, creates) the file at `path`.
     /// - Throws: `ArborError.io` with the failing call and errno.
@@ -42,6 +44,12 @@ public final class POSIXStorageFile: StorageFile, @unchecked Sendable {
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else { throw ArborError.io(operation: "open \(path)", errno: errno) }
         descriptor = fd
+        do {
+            identity = try Platform.identity(of: fd, path: path)
+        } catch {
+            close(fd)
+            throw error
+        }
     }
 
     deinit { close(descriptor) }
@@ -74,10 +82,11 @@ public final class POSIXStorageFile: StorageFile, @unchecked Sendable {
 
     /// Whether `path` now names another file than this open one (one renamed over it). False
     /// when it names this file or nothing (deleted: like SQLite, the open file stays usable).
-    /// - Throws: `ArborError.io` when the open file or the path cannot be examined.
+    /// - Complexity: one `stat` of the path (every write transaction asks).
+    /// - Throws: `ArborError.io` when the path cannot be examined.
     public func isReplacedAtPath() throws -> Bool {
         guard let named = try Platform.identity(at: path) else { return false }
-        return try named != Platform.identity(of: descriptor, path: path)
+        return named != identity
     }
 
     public func sync() throws {
