@@ -19,6 +19,9 @@ struct PageLayoutValidationTests {
             // Keys and values of 128 bytes and more: their lengths take two-byte varints.
             let long = try tx.createTree("long")
             for i in 0..<300 { try long.put(Array((String(repeating: "x", count: 130) + "\(i)").utf8), Array(repeating: 7, count: 150)) }
+            // Short keys with values of 64 bytes and more, as rows are: two-byte value headers.
+            let rows = try tx.createTree("rows")
+            for i in 0..<600 { try rows.put(Array("r\(i)".utf8), Array(repeating: UInt8(i % 251), count: 64 + i % 300)) }
         }
         let bytes = file.currentBytes
         return stride(from: 2 * pageSize, to: bytes.count, by: pageSize).compactMap { start in
@@ -152,5 +155,47 @@ struct PageLayoutValidationTests {
             }
         }
         #expect(checked > 50)
+    }
+
+    @Test("a two-byte value header running past the page end is rejected", arguments: [4096, 8192])
+    func valueHeaderPastTheEnd(pageSize: Int) throws {
+        let pages = try Self.treePages(pageSize: pageSize)
+        var checked = 0
+        for (id, original) in pages where original[PageHeader.level] == 0 {
+            let page = try original.withUnsafeBytes { try Page.validated(id: id, image: $0, verifyChecksum: true) }
+            guard page.compactCells else { continue }
+            for index in [0, page.count / 2, page.count - 1] {
+                let offset = page.cellOffset(index)
+                let cell = compactLeafCell(in: page.raw, at: offset, limit: page.size)
+                // Cells with a one-byte key length and a two-byte inline value header.
+                guard original[offset] < 0x80, original[offset + 1] >= 0x80, original[offset + 2] < 0x80, cell.header & 1 == 0 else { continue }
+                let room = pageSize - cell.value
+                // The longest value that still fits, then one byte more (two-byte headers hold up to 8,191).
+                for (length, fits) in [(room, true), (room + 1, false)] where length < 8_192 {
+                    var image = original
+                    let header = length << 1
+                    image[offset + 1] = UInt8(header & 0x7F) | 0x80
+                    image[offset + 2] = UInt8(header >> 7)
+                    Self.seal(&image)
+                    let result = Result { try image.withUnsafeBytes { try Page.validated(id: id, image: $0, verifyChecksum: true) } }
+                    if fits {
+                        // Accepted (it may overlap other cells, but stays inside the page).
+                        let accepted = try result.get()
+                        #expect(Self.cellsInBounds(accepted))
+                    } else {
+                        #expect(throws: ArborError.self, "page \(id) cell \(index) value of \(length) bytes") { try result.get() }
+                    }
+                }
+                // The same header marked as an overflow reference is checked as one.
+                var overflow = original
+                overflow[offset + 1] |= 1
+                Self.seal(&overflow)
+                if case .success(let accepted) = Result(catching: { try overflow.withUnsafeBytes { try Page.validated(id: id, image: $0, verifyChecksum: true) } }) {
+                    #expect(Self.cellsInBounds(accepted))
+                }
+                checked += 1
+            }
+        }
+        #expect(checked > 10, "\(checked) cells with two-byte value headers")
     }
 }

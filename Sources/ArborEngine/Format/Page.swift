@@ -318,8 +318,8 @@ final class Page: @unchecked Sendable {
         }
         let raw = self.raw
         let compactLeaf = isLeaf && compactCells
-        // A compact leaf's cells are first checked in their common form (one-byte key length
-        // and value header, an inline value) by a tight loop: every page read from the file
+        // A compact leaf's cells are first checked in their common form (one-byte key length,
+        // a value header of one or two bytes, an inline value) by a tight loop: every page read from the file
         // passes here, and this is most of the cost of a page-cache miss. The general loop
         // below takes over at the first cell of another form, or to report what is wrong.
         let checked = compactLeaf ? commonCompactCells(slotsEnd: slotsEnd) : 0
@@ -420,8 +420,9 @@ final class Page: @unchecked Sendable {
 extension Page {
     /// The number of leading cells (in slot order) of this compact leaf that are in the common
     /// form and lie inside the cell area: offset at or past `slotsEnd`, key length 1 ..< 128,
-    /// an even (inline) value header below 128, and key and value ending inside the page.
-    /// Wrapping arithmetic is exact here: every operand is below 2^17.
+    /// an even (inline) value header of one or two bytes (values up to 8,191 bytes: rows and
+    /// index entries alike), and key and value ending inside the page. Wrapping arithmetic is
+    /// exact here: every operand is below 2^17.
     fileprivate func commonCompactCells(slotsEnd: Int) -> Int {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
         let size = self.size, count = self.count
@@ -431,10 +432,21 @@ extension Page {
         while index < count {
             let offset = Int(base.loadUnaligned(fromByteOffset: PageHeader.size &+ 2 &* index, as: UInt16.self).littleEndian)
             guard UInt(bitPattern: offset &- slotsEnd) < span else { break }
-            // The key length (low byte) and value header (high byte) in one load: both below
-            // 0x80 and the header even is one mask; the header's value length is bits 9...14.
+            // The key length (low byte) and the value header's first byte (high byte) in one
+            // load. Key length below 0x80 and not 0; a one-byte header is below 0x80 and even.
             let pair = Int(base.loadUnaligned(fromByteOffset: offset, as: UInt16.self).littleEndian)
-            guard pair & 0x8180 == 0, pair & 0x7F != 0, offset &+ 2 &+ (pair & 0x7F) &+ (pair &>> 9) <= size else { break }
+            let keyLength = pair & 0xFF
+            guard keyLength & 0x80 == 0, keyLength != 0 else { break }
+            var header = pair &>> 8, headerLength = 1
+            if header & 0x80 != 0 {
+                // A two-byte header: its second byte ends the varint (below 0x80).
+                guard offset &+ 2 < size else { break }
+                let next = Int(base.load(fromByteOffset: offset &+ 2, as: UInt8.self))
+                guard next & 0x80 == 0 else { break }
+                header = header & 0x7F | next &<< 7
+                headerLength = 2
+            }
+            guard header & 1 == 0, offset &+ 1 &+ headerLength &+ keyLength &+ (header &>> 1) <= size else { break }
             index &+= 1
         }
         return index
