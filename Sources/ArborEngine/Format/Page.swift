@@ -433,20 +433,18 @@ extension Page {
             let offset = Int(base.loadUnaligned(fromByteOffset: PageHeader.size &+ 2 &* index, as: UInt16.self).littleEndian)
             guard UInt(bitPattern: offset &- slotsEnd) < span else { break }
             // The key length (low byte) and the value header's first byte (high byte) in one
-            // load. Key length below 0x80 and not 0; a one-byte header is below 0x80 and even.
+            // load. The form of index entries first: both below 0x80 and the header even is
+            // one mask (0x8180); the key length is not 0; the value length is bits 9...14.
             let pair = Int(base.loadUnaligned(fromByteOffset: offset, as: UInt16.self).littleEndian)
-            let keyLength = pair & 0xFF
-            guard keyLength & 0x80 == 0, keyLength != 0 else { break }
-            var header = pair &>> 8, headerLength = 1
-            if header & 0x80 != 0 {
-                // A two-byte header: its second byte ends the varint (below 0x80).
-                guard offset &+ 2 < size else { break }
+            if pair & 0x8180 == 0, pair & 0x7F != 0 {
+                guard offset &+ 2 &+ (pair & 0x7F) &+ (pair &>> 9) <= size else { break }
+            } else {
+                // A row's: a two-byte header, whose second byte ends the varint (below 0x80).
+                guard pair & 0x0180 == 0, pair & 0x7F != 0, offset &+ 2 < size else { break }
                 let next = Int(base.load(fromByteOffset: offset &+ 2, as: UInt8.self))
-                guard next & 0x80 == 0 else { break }
-                header = header & 0x7F | next &<< 7
-                headerLength = 2
+                guard next & 0x80 == 0,
+                      offset &+ 3 &+ (pair & 0x7F) &+ ((pair &>> 9) & 0x3F | next &<< 6) <= size else { break }
             }
-            guard header & 1 == 0, offset &+ 1 &+ headerLength &+ keyLength &+ (header &>> 1) <= size else { break }
             index &+= 1
         }
         return index
