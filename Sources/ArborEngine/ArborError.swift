@@ -53,6 +53,9 @@ public enum ArborError: Error, Equatable, Sendable, CustomStringConvertible {
     /// import, `replacePersistentStore`). A write would go to a file no later open finds, so none
     /// starts; reads go on in the file that was opened. Reopen the store.
     case fileReplaced(path: String)
+    /// Another writer (a thread or a process: a save, an import) held the writer lock for
+    /// longer than `Database.Options.writerTimeout`, `waited`. Nothing was written; try again.
+    case writerBusy(path: String, waited: Duration)
     /// LZ4 failed to decompress data that should be valid.
     case decompressionFailed(page: PageID, detail: String)
     /// The operation is not possible on a compacted, compressed (read-only) file.
@@ -86,6 +89,8 @@ public enum ArborError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformedTupleKey(let offset, let detail): return "malformed tuple key at byte \(offset): \(detail)"
         case .readerTableFull(let slots): return "all \(slots) reader slots of the lock file are in use"
         case .fileReplaced(let path): return "\(path) was replaced by another file since it was opened; reopen it to write"
+        case .writerBusy(let path, let waited):
+            return "another writer held the writer lock of \(path) for longer than the writer timeout (\(waited)); nothing was written"
         case .decompressionFailed(let page, let detail): return "page \(page): LZ4 decompression failed: \(detail)"
         case .compressedFileIsReadOnly: return "a compressed (compacted) store file can only be opened read-only"
         case .internalInconsistency(let detail): return "internal inconsistency: \(detail)"

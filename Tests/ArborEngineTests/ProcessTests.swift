@@ -241,4 +241,39 @@ struct ProcessTests {
         #expect(words[2] == "2000")
         #expect(db.checkIntegrity().isSound)
     }
+
+    /// A writer process holds the write transaction: a writer here with a timeout gives up after
+    /// it with `writerBusy`, having written nothing; one with a longer timeout gets the lock when
+    /// the other process commits, and builds on its commit.
+    @Test("a writer with a timeout gives up while another process writes, and gets the lock once it is done")
+    func writerTimeoutAcrossProcesses() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("busy.arbor")
+        try Database.open(path: path).update { tx in try tx.createTree("t").put(Array("count".utf8), Self.encode(5)) }
+        let holder = try Harness(["holder", path])
+        _ = try #require(holder.waitForLine(startingWith: "holding"))
+        var options = Database.Options()
+        options.writerTimeout = .milliseconds(300)
+        let db = try Database.open(path: path, options: options)
+        let start = ContinuousClock.now
+        #expect(throws: ArborError.writerBusy(path: path, waited: .milliseconds(300))) { try db.update { tx in try tx.tree("t").put(Array("x".utf8), [1]) } }
+        let waited = ContinuousClock.now - start
+        #expect(waited >= .milliseconds(300) && waited < .seconds(30), "gave up after \(waited)")
+        // Released while a writer with a longer timeout waits: it takes the lock after the commit.
+        var patient = options
+        patient.writerTimeout = .seconds(60)
+        let waiting = try Database.open(path: path, options: patient)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { holder.send("go") }
+        try waiting.update { tx in
+            let tree = try tx.tree("t")
+            try tree.put(Array("count".utf8), Self.encode((Self.number(try tree.get(Array("count".utf8))) ?? 0) + 10))
+        }
+        #expect(holder.wait() == 0)
+        #expect(holder.lines.last == "released")
+        let (count, refused) = try db.view { tx in (try tx.tree("t").get(Array("count".utf8)), try tx.tree("t").get(Array("x".utf8))) }
+        #expect(Self.number(count) == 16)
+        #expect(refused == nil)
+    }
+
+    static func encode(_ value: Int) -> [UInt8] { withUnsafeBytes(of: UInt64(value).bigEndian) { Array($0) } }
 }

@@ -5,6 +5,7 @@
 //   ArborProcessHarness writer <store> <full|normal|group> <commits>
 //   ArborProcessHarness turns <store> <process number> <commits>
 //   ArborProcessHarness reader <store>      (reads a line from standard input between two reads)
+//   ArborProcessHarness holder <store>      (holds a write transaction until a line on standard input)
 //
 // Exit status 0 on success, 1 with a message on standard error otherwise.
 import ArborEngine
@@ -123,6 +124,20 @@ func reader(path: String) throws {
     transaction.close()
 }
 
+/// Begins a write transaction ("holding"), waits for a line on standard input, then adds one
+/// to "count" and commits ("released"): a writer that keeps others waiting for as long as the
+/// test wants, as a long import does.
+func holder(path: String) throws {
+    let db = try open(path)
+    let transaction = try db.beginWrite()
+    acknowledge("holding")
+    _ = readLine()
+    let tree = try transaction.createTreeIfMissing("t")
+    try tree.put(Keys.count, Keys.encode(Keys.decode(try tree.get(Keys.count)) + 1))
+    try transaction.commit()
+    acknowledge("released")
+}
+
 let arguments = CommandLine.arguments
 do {
     switch arguments.count > 2 ? arguments[1] : "" {
@@ -132,8 +147,10 @@ do {
         try turns(path: arguments[2], process: Int(arguments[3]) ?? 0, commits: Int(arguments[4]) ?? 0)
     case "reader" where arguments.count == 3:
         try reader(path: arguments[2])
+    case "holder" where arguments.count == 3:
+        try holder(path: arguments[2])
     default:
-        fail("usage: ArborProcessHarness writer <store> <full|normal|group> <commits> | turns <store> <n> <commits> | reader <store>")
+        fail("usage: ArborProcessHarness writer <store> <full|normal|group> <commits> | turns <store> <n> <commits> | reader <store> | holder <store>")
     }
 } catch {
     fail("\(error)")

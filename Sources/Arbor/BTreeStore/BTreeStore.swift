@@ -46,6 +46,7 @@ final class BTreeStore: StoreStorage {
         engineOptions.maxDirtyBytes = options.maxDirtyBytes
         engineOptions.create = !options.readOnly && options.createIfMissing
         engineOptions.durability = options.durability
+        engineOptions.writerTimeout = options.writerTimeout
         let database: Database
         do { database = try Database.open(path: path, options: engineOptions) } catch { throw storeError(error, path: path) }
         try self.init(database: database, path: path, model: model, configuration: configuration, options: options)
@@ -57,6 +58,7 @@ final class BTreeStore: StoreStorage {
         var engineOptions = Database.Options(pageSize: options.pageSize, cacheBytes: options.cacheBytes, readOnly: options.readOnly)
         engineOptions.maxDirtyBytes = options.maxDirtyBytes
         engineOptions.durability = options.durability
+        engineOptions.writerTimeout = options.writerTimeout
         let database: Database
         do { database = try Database.open(file: file, options: engineOptions) } catch { throw storeError(error, path: name) }
         try self.init(database: database, path: name, model: model, configuration: configuration, options: options)

@@ -23,6 +23,12 @@ public final class PersistentStore: Sendable {
         /// Create the file when it does not exist (ignored when read-only).
         public var createIfMissing = true
         public var durability: Database.Durability = .full
+        /// How long a save (or a batch request) waits while another context's save or another
+        /// process (an `arbor import`, a `GTFSImporter`) writes the store, before it throws
+        /// `StoreError.engine(.writerBusy)` and writes nothing; the context keeps its changes
+        /// for a later save. nil, the default, waits as long as the other writer takes, as Core
+        /// Data's saves do (SQLite's busy timeout, set through Core Data, is about a minute).
+        public var writerTimeout: Duration?
         /// The engine's page cache size.
         public var cacheBytes = 64 << 20
         /// Bytes of modified pages a save keeps in memory before writing leaves early (to bound

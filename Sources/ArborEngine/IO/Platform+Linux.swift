@@ -18,6 +18,15 @@ enum Platform {
     /// The calling thread's identity, for "does this thread hold the writer lock".
     static var currentThreadID: UInt { UInt(pthread_self()) }
 
+    /// Blocks the calling thread for `duration` (at least; a signal's interruption sleeps on).
+    static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        guard seconds > 0 || attoseconds > 0 else { return }
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+
     /// Opens (creating) a lock file for reading and writing; nil when the medium refuses
     /// writing (read-only media or permissions), where a store runs without one.
     static func openLockFile(_ path: String) throws -> Int32? {

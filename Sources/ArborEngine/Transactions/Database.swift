@@ -31,6 +31,12 @@ public final class Database: Sendable {
         public var useLockFile: Bool = true
         /// When a commit becomes durable.
         public var durability: Durability = .full
+        /// How long `beginWrite()` waits for the writer lock while another thread or process
+        /// holds it, before it throws `ArborError.writerBusy` (SQLite's busy timeout). nil, the
+        /// default, waits as long as the other writer takes: a whole import, with `arbor import`
+        /// or `GTFSImporter` writing the store. `sync()` always waits: the sync when the
+        /// database is released must not be skipped.
+        public var writerTimeout: Duration?
 
         public init(pageSize: Int = Limits.defaultPageSize, cacheBytes: Int = 64 << 20, readOnly: Bool = false) {
             self.pageSize = pageSize
@@ -289,14 +295,16 @@ public final class Database: Sendable {
         throw ArborError.internalInconsistency("could not register a reader: the snapshot changed 1000 times in a row")
     }
 
-    /// Starts the write transaction, waiting while another writer (thread or process) holds it.
+    /// Starts the write transaction, waiting while another writer (thread or process) holds it,
+    /// for at most `Options.writerTimeout` when it is set.
     /// - Throws: `ArborError.readOnly` on a read-only database, `needsReopen` after a failed commit,
-    ///   `fileReplaced` when another file was renamed over the store's path since it was opened.
+    ///   `fileReplaced` when another file was renamed over the store's path since it was opened,
+    ///   `writerBusy` when the writer timeout passed first.
     public func beginWrite() throws -> WriteTransaction {
         guard !isReadOnly else { throw ArborError.readOnly }
         state.withLock { $0.queuedWriters += 1 }
         do {
-            try registry.lockWriter()
+            try lockWriterWithinTimeout()
         } catch {
             state.withLock { $0.queuedWriters -= 1 }
             throw error
@@ -314,6 +322,13 @@ public final class Database: Sendable {
             releaseWriter()
             throw error
         }
+    }
+
+    /// Takes the writer lock, waiting at most `options.writerTimeout` when it is set.
+    /// - Throws: `ArborError.writerBusy` when the timeout passed first.
+    func lockWriterWithinTimeout() throws {
+        guard let timeout = options.writerTimeout else { return try registry.lockWriter() }
+        guard try registry.lockWriter(timeout: timeout) else { throw ArborError.writerBusy(path: path, waited: timeout) }
     }
 
     /// Runs `body` in a read transaction.

@@ -95,6 +95,42 @@ final class ReaderRegistry: Sendable {
         writerThread.store(Self.currentThread, ordering: .relaxed)
     }
 
+    /// Takes the writer lock, waiting at most `timeout` for the writer of another thread or
+    /// process to release it; false when it did not. Another process's lock is tried again
+    /// after waits that grow from 1 to 50 ms (as SQLite's busy handler does): `fcntl` cannot
+    /// wait with a deadline.
+    func lockWriter(timeout: Duration) throws -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        guard writerGate.wait(timeout: .now() + Self.dispatchInterval(timeout)) == .success else { return false }
+        do {
+            var pause = Duration.milliseconds(1)
+            while try !lockFileWriterIfNeeded(wait: false) {
+                let left = clock.now.duration(to: deadline)
+                guard left > .zero else {
+                    writerGate.signal()
+                    return false
+                }
+                Platform.sleep(min(pause, left))
+                pause = min(pause * 2, .milliseconds(50))
+            }
+        } catch {
+            writerGate.signal()
+            throw error
+        }
+        writerThread.store(Self.currentThread, ordering: .relaxed)
+        return true
+    }
+
+    /// `duration` for `DispatchSemaphore.wait(timeout:)` (negative durations wait not at all).
+    private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return .nanoseconds(0) }
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow, nanoseconds.partialValue < Int64(Int.max) - 1_000_000_000 else { return .never }
+        return .nanoseconds(Int(nanoseconds.partialValue + attoseconds / 1_000_000_000))
+    }
+
     /// Takes the writer lock only if no writer holds it; returns whether it did.
     func tryLockWriter() -> Bool {
         guard writerGate.wait(timeout: .now()) == .success else { return false }
