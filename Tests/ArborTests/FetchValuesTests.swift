@@ -318,4 +318,52 @@ struct FetchValuesTests {
             #expect(text(found) == text(try Self.keyPathDictionaries(vehicles, in: context)))
         }
     }
+
+    /// A value type read from several entities, whose properties the test changes between fetches.
+    struct NamedRow: FetchableValue, Equatable {
+        nonisolated(unsafe) static var properties = ["name"]
+        static var fetchedProperties: [String] { properties }
+        var text: String
+        init(row: FetchedRowValues) throws { text = try row.value(0) }
+    }
+
+    @Test("a value type's fields are resolved once per entity and context: other entities, changed names and errors still resolve")
+    func resolvedOncePerEntity() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            for index in 0..<3 {
+                let stop = Stop(context: context)
+                (stop.identifier, stop.stopID, stop.name, stop.latitude, stop.longitude) = (Int64(index), "S\(index)", "Stop \(index)", 1, 2)
+                let bus = Bus(context: context)
+                (bus.name, bus.capacity) = ("Bus \(index)", 40)
+            }
+            try context.save()
+            context.reset()
+            defer { NamedRow.properties = ["name"] }
+            let stops = FetchRequest(entityName: "Stop"), vehicles = FetchRequest(entityName: "Vehicle")
+            for _ in 0..<2 {
+                // The same type from two entities: each entity's own column.
+                #expect(try context.fetchValues(stops, as: NamedRow.self).map(\.text).sorted() == ["Stop 0", "Stop 1", "Stop 2"])
+                #expect(try context.fetchValues(vehicles, as: NamedRow.self).map(\.text).sorted() == ["Bus 0", "Bus 1", "Bus 2"])
+            }
+            #expect(context.resolvedValueFields.count == 2)
+            // Other names (a computed `fetchedProperties`) are resolved again.
+            NamedRow.properties = ["stopID"]
+            #expect(try context.fetchValues(stops, as: NamedRow.self).map(\.text).sorted() == ["S0", "S1", "S2"])
+            // A name the entity lacks fails at every fetch, never from a kept resolution.
+            NamedRow.properties = ["capacity"]
+            for _ in 0..<2 {
+                #expect(throws: FetchValueError.unknownProperty(entity: "Stop", property: "capacity")) {
+                    try context.fetchValues(stops, as: NamedRow.self)
+                }
+            }
+            // An error names the property the kept resolution read.
+            NamedRow.properties = ["latitude"]
+            _ = try? context.fetchValues(stops, as: NamedRow.self)
+            #expect(throws: FetchValueError.typeMismatch(property: "latitude", expected: "String", found: "double")) {
+                try context.fetchValues(stops, as: NamedRow.self)
+            }
+        }
+    }
 }

@@ -58,6 +58,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// ID became (`savedTemporaryIDs`), so children holding the temporary ID still find the object.
     let hasChildren = Locked(false)
     var savedTemporaryIDs: [ObjectID: ObjectID] = [:]
+    /// What each `FetchableValue` type reads of each entity, resolved at its first fetch here.
+    var resolvedValueFields: [ResolvedValueFields.Key: ResolvedValueFields] = [:]
     /// Objects-did-change observers (fetched results controllers) and what they have not heard.
     var objectsDidChange = ObjectsChangeNotifier()
     /// The undo manager (`undoManager`), told of every edit before it is made.

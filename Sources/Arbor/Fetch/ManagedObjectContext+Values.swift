@@ -41,18 +41,41 @@ extension ManagedObjectContext {
     private func positionalRun<T: FetchableValue>(_ request: FetchRequest, as type: T.Type) throws -> ValueRun<T> {
         let decoding = try valueDecoding(request)
         // Resolved before any row is read: a property the entity lacks is an error even when no row matches.
-        let fields = try decoding.resolve(T.fetchedProperties)
-        return try valueRows(request, decoding, slots: RowValueDecoding.slots(fields)) { decoding, id, source in
+        let resolved = try valueFields(T.self, of: decoding)
+        let fields = resolved.fields
+        return try valueRows(request, decoding, layout: resolved.layout) { decoding, id, source in
             decoding.load(id: id, from: source)
             return try T(row: FetchedRowValues(decoding: decoding, fields: fields, source: source))
         }
+    }
+
+    /// The fields of `T.fetchedProperties` in `decoding`'s entity and the stored columns they
+    /// read, resolved at the first fetch of `T` from that entity in this context and kept:
+    /// resolving hashes every name, and laying out the columns sorts them, about 10,000
+    /// instructions that a fetch of a few rows would pay each time.
+    /// - Throws: `FetchValueError.unknownProperty` (not kept: thrown at every fetch).
+    /// - Complexity: O(1) once resolved; O(properties) hashing the first time.
+    private func valueFields<T: FetchableValue>(_ type: T.Type, of decoding: RowValueDecoding) throws -> ResolvedValueFields {
+        let names = T.fetchedProperties
+        let key = ResolvedValueFields.Key(type: ObjectIdentifier(type), entity: ObjectIdentifier(decoding.info))
+        // The entity is kept in the entry, so its identifier names no other entity; the names
+        // are compared (one identity test for a `static let`) in case they are computed.
+        if let resolved = resolvedValueFields[key], resolved.info === decoding.info, resolved.names == names {
+            decoding.use(names: names)
+            return resolved
+        }
+        let fields = try decoding.resolve(names)
+        let resolved = ResolvedValueFields(info: decoding.info, names: names, fields: fields,
+                                           layout: RowSlotLayout(RowValueDecoding.slots(fields), columnCount: decoding.info.columnCount))
+        resolvedValueFields[key] = resolved
+        return resolved
     }
 
     /// Runs `request` for rows and makes a value of each with `make`, from its stored columns,
     /// or from its object's current values when the context changed it.
     func forEachValueRow<T>(_ request: FetchRequest,
                             _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> [T] {
-        try valueRows(request, try valueDecoding(request), slots: nil, make).values
+        try valueRows(request, try valueDecoding(request), layout: nil, make).values
     }
 
     /// The decoding of `request`'s rows.
@@ -64,16 +87,16 @@ extension ManagedObjectContext {
     }
 
     /// `forEachValueRow` with what `explain` reports (see `ValueRun`). With the stored columns
-    /// `make` reads (`slots`), and no unsaved change or sort in the way, each row is visited
+    /// `make` reads (`layout`), and no unsaved change or sort in the way, each row is visited
     /// where it lies in its page and only those columns are decoded (`ContextFetch.visitStoredRows`).
-    func valueRows<T>(_ request: FetchRequest, _ decoding: RowValueDecoding, slots: [Int]?,
+    func valueRows<T>(_ request: FetchRequest, _ decoding: RowValueDecoding, layout: RowSlotLayout?,
                       _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> ValueRun<T> {
         var rowsRequest = request
         rowsRequest.resultType = .managedObjects
         rowsRequest.includesPropertyValues = true
         let values = ValueList<T>()  // not [T]: see ValueList
-        if let slots {
-            let loaded = RowSlots(slots, columnCount: decoding.info.columnCount)
+        if let layout {
+            let loaded = RowSlots(layout)
             let visited = try ContextFetch.visitStoredRows(of: rowsRequest, in: self, loading: loaded) { id, store in
                 values.append(try make(decoding, id, .slots(loaded, store.references)))
             }
@@ -115,7 +138,7 @@ extension ManagedObjectContext {
 
     /// `explainValues` for a `Decodable` type: the keys are those its decoding asked for.
     public func explainValues<T: Decodable>(_ request: FetchRequest, as type: T.Type) throws -> [FetchStatistics] {
-        let run = try valueRows(request, try valueDecoding(request), slots: nil) { decoding, id, source in
+        let run = try valueRows(request, try valueDecoding(request), layout: nil) { decoding, id, source in
             try decoding.decode(type, id: id, from: source)
         }
         let keys = run.decoding.recordedKeys
@@ -184,4 +207,17 @@ struct ValueRun<T> {
     var fromObjects: Int
     /// Whether the rows were visited in place (`ContextFetch.visitStoredRows`).
     var inPlace: Bool
+}
+
+/// What a `FetchableValue` type reads of one entity (see `ManagedObjectContext.valueFields`).
+struct ResolvedValueFields {
+    struct Key: Hashable {
+        let type: ObjectIdentifier
+        let entity: ObjectIdentifier
+    }
+    /// Kept so that the key's entity identifier stays unique while the entry exists.
+    let info: EntityInfo
+    let names: [String]
+    let fields: [RowValueDecoding.Field?]
+    let layout: RowSlotLayout
 }

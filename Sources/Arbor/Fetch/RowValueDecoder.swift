@@ -58,6 +58,9 @@ final class RowValueDecoding {
     /// The names a `FetchableValue` reads, by position (for errors).
     private(set) var names: [String] = []
 
+    /// Takes `names` as the names read, resolved before (see `resolve`).
+    func use(names: [String]) { self.names = names }
+
     /// The stored columns `fields` read: what a visit loads (`RowSlots`).
     static func slots(_ fields: [Field?]) -> [Int] {
         fields.compactMap { field in

@@ -1,5 +1,29 @@
 import Foundation
 
+/// Which stored columns a value fetch reads, and where each one's value goes: made once per
+/// value type and entity (`ManagedObjectContext.valueFields`), shared by its fetches' `RowSlots`.
+struct RowSlotLayout {
+    /// The slots read, ascending, each once.
+    let slots: [Int]
+    /// For each slot up to the largest read: its position in `slots`, or -1.
+    let positions: [Int]
+
+    /// Reads `slots` (any order, repeats allowed) of rows of an entity with `columnCount`
+    /// columns; slots past them (transient attributes) are not stored and read as nil.
+    /// - Complexity: O(n log n) for n slots.
+    init(_ slots: [Int], columnCount: Int) {
+        var read = slots.filter { $0 >= 0 && $0 < columnCount }
+        read.sort()
+        var unique: [Int] = []
+        unique.reserveCapacity(read.count)
+        for slot in read where unique.last != slot { unique.append(slot) }
+        self.slots = unique
+        var positions = [Int](repeating: -1, count: (unique.last ?? -1) + 1)
+        for (position, slot) in unique.enumerated() { positions[slot] = position }
+        self.positions = positions
+    }
+}
+
 /// The columns a value fetch reads from each row it visits (`StoreStorage.visitMatches`), decoded
 /// from the row's stored bytes where they lie: the columns before and between them are skipped
 /// by their tags and lengths, and nothing is kept of the row but these values, which the next
@@ -14,14 +38,17 @@ final class RowSlots {
     /// The current row's value of each slot of `slots`.
     @exclusivity(unchecked) private var values: [ColumnValue]
 
+    /// Reads the slots `layout` lays out.
+    init(_ layout: RowSlotLayout) {
+        slots = layout.slots
+        positions = layout.positions
+        values = Array(repeating: .null, count: layout.slots.count)
+    }
+
     /// Reads `slots` (any order, repeats allowed) of rows of an entity with `columnCount`
-    /// columns; slots past them (transient attributes) are not stored and read as nil.
-    init(_ slots: some Sequence<Int>, columnCount: Int) {
-        self.slots = Array(Set(slots.filter { $0 >= 0 && $0 < columnCount })).sorted()
-        var positions = [Int](repeating: -1, count: (self.slots.last ?? -1) + 1)
-        for (position, slot) in self.slots.enumerated() { positions[slot] = position }
-        self.positions = positions
-        values = Array(repeating: .null, count: self.slots.count)
+    /// columns (see `RowSlotLayout`).
+    convenience init(_ slots: [Int], columnCount: Int) {
+        self.init(RowSlotLayout(slots, columnCount: columnCount))
     }
 
     /// The current row's column `slot` (`.null` for a slot not read).
