@@ -38,7 +38,7 @@ struct WriterTimeoutTests {
     }
 
     @Test("another handle's writer gives up after its timeout, writes nothing, and writes once the lock is free",
-          arguments: [Duration.zero, .milliseconds(150)])
+          arguments: [Duration.zero, .milliseconds(150), .milliseconds(-5)])
     func anotherHandle(timeout: Duration) throws {
         let directory = TemporaryDirectory()
         let path = directory.file("timeout.arbor")

@@ -45,12 +45,6 @@ final class RowSlots {
         values = Array(repeating: .null, count: layout.slots.count)
     }
 
-    /// Reads `slots` (any order, repeats allowed) of rows of an entity with `columnCount`
-    /// columns (see `RowSlotLayout`).
-    convenience init(_ slots: [Int], columnCount: Int) {
-        self.init(RowSlotLayout(slots, columnCount: columnCount))
-    }
-
     /// The current row's column `slot` (`.null` for a slot not read).
     @inline(__always)
     func column(_ slot: Int) -> ColumnValue {

@@ -100,6 +100,7 @@ final class ReaderRegistry: Sendable {
     /// after waits that grow from 1 to 50 ms (as SQLite's busy handler does): `fcntl` cannot
     /// wait with a deadline.
     func lockWriter(timeout: Duration) throws -> Bool {
+        let timeout = max(timeout, .zero)
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         guard writerGate.wait(timeout: .now() + Self.dispatchInterval(timeout)) == .success else { return false }
@@ -122,10 +123,9 @@ final class ReaderRegistry: Sendable {
         return true
     }
 
-    /// `duration` for `DispatchSemaphore.wait(timeout:)` (negative durations wait not at all).
+    /// `duration` (not negative) for `DispatchSemaphore.wait(timeout:)`.
     private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
         let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return .nanoseconds(0) }
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !nanoseconds.overflow, nanoseconds.partialValue < Int64(Int.max) - 1_000_000_000 else { return .never }
         return .nanoseconds(Int(nanoseconds.partialValue + attoseconds / 1_000_000_000))
