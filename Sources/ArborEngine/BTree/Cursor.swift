@@ -384,8 +384,10 @@ public final class Cursor {
         // would choose every level of the path again. Keys sought in ascending order that fall
         // close together (the points of an IN list, a batch of rows) then cost one search in
         // the leaf each.
-        if reuse, let leaf = path.last?.ref, leaf.count > 0,
-           leaf.withKey(0, { compareBytes($0, key) }) <= 0, leaf.withKey(leaf.count - 1, { compareBytes(key, $0) }) <= 0 {
+        // Both tests read the prefixes pages keep (see `Page+SearchPrefixes`) before any key:
+        // for keys sought in random order they fail, and should cost little.
+        let target = reuse ? Page.searchPrefix(key) : 0
+        if reuse, let leaf = path.last?.ref, leaf.count > 0, Self.leaf(leaf, spans: key, target: target) {
             path[depth - 1].index = leaf.lowerBound(key)
             sharedLevels = depth - 1
             return
@@ -399,7 +401,7 @@ public final class Cursor {
         for step in 0..<(depth - 1) {
             let previous = onPath ? path[step].index : -1
             let index: Int
-            if onPath, step < sharedBefore, Self.child(previous, of: ref, covers: key) {
+            if onPath, step < sharedBefore, Self.child(previous, of: ref, covers: key, target: target) {
                 index = previous
             } else {
                 index = ref.childIndex(for: key)
@@ -420,9 +422,17 @@ public final class Cursor {
         sharedLevels = reuse ? shared : 0
     }
 
-    /// Whether child `index` of branch `ref` covers `key`: the separator before it is <= `key`
-    /// and the one after it is > `key` (a descent picks the child after every separator <= key).
-    private static func child(_ index: Int, of ref: NodeRef, covers key: UnsafeRawBufferPointer) -> Bool {
+    /// Whether `key` (search prefix `target`) lies between leaf `ref`'s first and last keys.
+    private static func leaf(_ ref: NodeRef, spans key: UnsafeRawBufferPointer, target: UInt64) -> Bool {
+        if case .page(let page) = ref, let told = page.leafSpans(target: target) { return told }
+        return ref.withKey(0, { compareBytes($0, key) }) <= 0 && ref.withKey(ref.count - 1, { compareBytes(key, $0) }) <= 0
+    }
+
+    /// Whether child `index` of branch `ref` covers `key` (search prefix `target`): the
+    /// separator before it is <= `key` and the one after it is > `key` (a descent picks the
+    /// child after every separator <= key).
+    private static func child(_ index: Int, of ref: NodeRef, covers key: UnsafeRawBufferPointer, target: UInt64) -> Bool {
+        if case .page(let page) = ref, let told = page.childCovers(index, target: target) { return told }
         if index > 0, ref.withKey(index - 1, { compareBytes($0, key) }) > 0 { return false }
         if index < ref.count, ref.withKey(index, { compareBytes(key, $0) }) >= 0 { return false }
         return true

@@ -134,6 +134,36 @@ extension Page {
         return (first, last)
     }
 
+    /// Whether a key whose search prefix is `target` lies between this compact leaf's first and
+    /// last keys (inclusive), told by the two prefixes the leaf keeps: nil when they cannot
+    /// tell (the target ties one of them) or the leaf keeps none.
+    @inline(__always)
+    func leafSpans(target: UInt64) -> Bool? {
+        guard let ends = leafKeyPrefixes else { return nil }
+        if target < ends.first || target > ends.last { return false }
+        return target > ends.first && target < ends.last ? true : nil
+    }
+
+    /// Whether child `index` (0...count) of this branch covers a key whose search prefix is
+    /// `target` — the separator before it is <= the key and the one after it > the key — told
+    /// by the separator prefixes: nil when they cannot tell (a tie) or the page keeps none.
+    @inline(__always)
+    func childCovers(_ index: Int, target: UInt64) -> Bool? {
+        guard let prefixes = separatorPrefixes, index >= 0, index <= prefixes.count else { return nil }
+        var told = true
+        if index > 0 {
+            let before = prefixes[index &- 1]
+            if before > target { return false }
+            if before == target { told = false }
+        }
+        if index < prefixes.count {
+            let after = prefixes[index]
+            if after < target { return false }
+            if after == target { told = false }
+        }
+        return told ? true : nil
+    }
+
     /// `childIndex(for:)` over the separator prefixes: the first separator greater than `key`.
     ///
     /// The separators whose prefix is below the key's are counted first, by a bisection that
