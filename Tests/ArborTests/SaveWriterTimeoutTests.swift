@@ -46,6 +46,19 @@ struct SaveWriterTimeoutTests {
             let names = try reader.fetch(FetchRequest(entityName: "Stop"), as: Stop.self).map(\.name)
             #expect(names == ["Alex"])
         }
+        // A batch request gives up the same way, and changes nothing.
+        context.performAndWait {
+            let rename = BatchUpdateRequest(entityName: "Stop", predicate: nil, propertiesToUpdate: ["name": .value(.string("Renamed"))])
+            #expect(throws: StoreError.engine(.writerBusy(path: url.path, waited: .milliseconds(200)))) { try context.execute(rename) }
+            #expect(throws: StoreError.engine(.writerBusy(path: url.path, waited: .milliseconds(200)))) {
+                try context.execute(BatchDeleteRequest(entityName: "Stop", predicate: nil))
+            }
+        }
+        let unchanged = try reader.performAndWait {
+            reader.reset()
+            return try reader.fetch(FetchRequest(entityName: "Stop"), as: Stop.self).map(\.name)
+        }
+        #expect(unchanged == ["Alex"])
         transaction.abort()
         try context.performAndWait {
             try context.save()

@@ -26,8 +26,8 @@ public final class PersistentStore: Sendable {
         /// How long a save (or a batch request) waits while another context's save or another
         /// process (an `arbor import`, a `GTFSImporter`) writes the store, before it throws
         /// `StoreError.engine(.writerBusy)` and writes nothing; the context keeps its changes
-        /// for a later save. nil, the default, waits as long as the other writer takes, as Core
-        /// Data's saves do (SQLite's busy timeout, set through Core Data, is about a minute).
+        /// for a later save. nil, the default, waits as long as the other writer takes. (SQLite's
+        /// `busy_timeout` bounds a wait for its write lock the same way.)
         public var writerTimeout: Duration?
         /// The engine's page cache size.
         public var cacheBytes = 64 << 20
