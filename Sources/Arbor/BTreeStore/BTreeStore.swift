@@ -42,25 +42,16 @@ final class BTreeStore: StoreStorage {
         let path = url.filePath
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists && (options.readOnly || !options.createIfMissing) { throw StoreError.fileNotFound(path: path) }
-        var engineOptions = Database.Options(pageSize: options.pageSize, cacheBytes: options.cacheBytes, readOnly: options.readOnly)
-        engineOptions.maxDirtyBytes = options.maxDirtyBytes
-        engineOptions.create = !options.readOnly && options.createIfMissing
-        engineOptions.durability = options.durability
-        engineOptions.writerTimeout = options.writerTimeout
         let database: Database
-        do { database = try Database.open(path: path, options: engineOptions) } catch { throw storeError(error, path: path) }
+        do { database = try Database.open(path: path, options: options.engineOptions) } catch { throw storeError(error, path: path) }
         try self.init(database: database, path: path, model: model, configuration: configuration, options: options)
     }
 
     /// Opens a store on any `StorageFile` (an in-memory or fault-injecting file, in tests).
     convenience init(file: StorageFile, name: String, model: ManagedObjectModel, configuration: String,
                      options: PersistentStore.Options) throws {
-        var engineOptions = Database.Options(pageSize: options.pageSize, cacheBytes: options.cacheBytes, readOnly: options.readOnly)
-        engineOptions.maxDirtyBytes = options.maxDirtyBytes
-        engineOptions.durability = options.durability
-        engineOptions.writerTimeout = options.writerTimeout
         let database: Database
-        do { database = try Database.open(file: file, options: engineOptions) } catch { throw storeError(error, path: name) }
+        do { database = try Database.open(file: file, options: options.engineOptions) } catch { throw storeError(error, path: name) }
         try self.init(database: database, path: name, model: model, configuration: configuration, options: options)
     }
 
@@ -260,5 +251,17 @@ extension URL {
     var filePath: String {
         let path = self.path(percentEncoded: false)
         return path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") ? String(path.dropLast()) : path
+    }
+}
+
+extension PersistentStore.Options {
+    /// The engine's options for a store opened with these.
+    var engineOptions: Database.Options {
+        var engine = Database.Options(pageSize: pageSize, cacheBytes: cacheBytes, readOnly: readOnly)
+        engine.maxDirtyBytes = maxDirtyBytes
+        engine.create = !readOnly && createIfMissing
+        engine.durability = durability
+        engine.writerTimeout = writerTimeout
+        return engine
     }
 }

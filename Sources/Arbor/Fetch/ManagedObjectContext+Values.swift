@@ -65,8 +65,7 @@ extension ManagedObjectContext {
             return resolved
         }
         let fields = try decoding.resolve(names)
-        let resolved = ResolvedValueFields(info: decoding.info, names: names, fields: fields,
-                                           layout: RowSlotLayout(RowValueDecoding.slots(fields), columnCount: decoding.info.columnCount))
+        let resolved = ResolvedValueFields(info: decoding.info, names: names, fields: fields, layout: decoding.layout(of: fields))
         resolvedValueFields[key] = resolved
         return resolved
     }

@@ -61,15 +61,16 @@ final class RowValueDecoding {
     /// Takes `names` as the names read, resolved before (see `resolve`).
     func use(names: [String]) { self.names = names }
 
-    /// The stored columns `fields` read: what a visit loads (`RowSlots`).
-    static func slots(_ fields: [Field?]) -> [Int] {
-        fields.compactMap { field in
+    /// The stored columns `fields` read, laid out for a visit (`RowSlots`).
+    func layout(of fields: [Field?]) -> RowSlotLayout {
+        let slots = fields.compactMap { field -> Int? in
             switch field {
             case .attribute(let slot)?: return slot
             case .toOne(let relationship)?: return relationship.slot
             case .objectID?, nil: return nil
             }
         }
+        return RowSlotLayout(slots, columnCount: info.columnCount)
     }
 
     /// The fields of `names` in the fetched entity, by position.

@@ -132,15 +132,7 @@ final class ReaderRegistry: Sendable {
     }
 
     /// Takes the writer lock only if no writer holds it; returns whether it did.
-    func tryLockWriter() -> Bool {
-        guard writerGate.wait(timeout: .now()) == .success else { return false }
-        guard (try? lockFileWriterIfNeeded(wait: false)) == true else {
-            writerGate.signal()
-            return false
-        }
-        writerThread.store(Self.currentThread, ordering: .relaxed)
-        return true
-    }
+    func tryLockWriter() -> Bool { (try? lockWriter(timeout: .zero)) == true }
 
     /// Called holding the gate. False when another process holds the lock and `wait` is false.
     private func lockFileWriterIfNeeded(wait: Bool) throws -> Bool {
