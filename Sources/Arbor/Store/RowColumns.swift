@@ -155,7 +155,7 @@ final class EncodedColumns: ManagedBuffer<EncodedColumns.Header, UInt8> {
             let start = 2 * count + offset(position, elements)
             var reader = ByteReader(bytes: UnsafeRawBufferPointer(start: elements + start, count: max(0, header.pointee.used - start)))
             // Never fails: the columns were checked as a decode checks them when the row was read.
-            return (try? RowCodec.column(&reader, format: RowCodec.formatByte)) ?? .null
+            return (try? RowCodec.column(&reader, format: RowCodec.formatByte, stringsChecked: true)) ?? .null
         }
     }
 }
