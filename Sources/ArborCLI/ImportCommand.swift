@@ -46,6 +46,8 @@ struct GTFSImportCommand: ParsableCommand {
     var skipBadRows = false
     @Option(name: .customLong("batch-size"), help: "Stop times per batch insert, each one transaction (more: fewer commits, more memory).") var batchSize = GTFSImportOptions().batchSize
     @Option(name: .customLong("memory-mib"), help: "MiB of modified pages a batch keeps in memory before writing them early (less: less memory, a slower import).") var memoryMiB = GTFSImportOptions().maxDirtyBytes >> 20
+    @Option(name: .customLong("writer-timeout"), help: "Seconds to wait while another process writes to the store (default: as long as it takes); then fail, writing nothing.")
+    var writerTimeout: Double?
     @Flag(help: "Print the result as JSON.") var json = false
 
     struct Report: Codable {
@@ -72,6 +74,11 @@ struct GTFSImportCommand: ParsableCommand {
         options.compacts = compact
         options.batchSize = max(batchSize, 1)
         options.maxDirtyBytes = max(memoryMiB, 1) << 20
+        if let writerTimeout {
+            guard writerTimeout.isFinite else { throw ValidationError("--writer-timeout must be a number of seconds") }
+            // Clamped: a billion seconds is "forever", and its milliseconds fit an Int64.
+            options.writerTimeout = .milliseconds(Int64((min(max(writerTimeout, 0), 1e9) * 1000).rounded()))
+        }
         let display = ProgressDisplay()
         let started = ContinuousClock.now
         let result: GTFSImportResult

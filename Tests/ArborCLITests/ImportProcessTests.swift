@@ -139,4 +139,42 @@ struct ImportProcessTests {
             }
         }
     }
+
+    @Test("with --writer-timeout, an import gives up while another process holds the store's writer lock, and changes nothing")
+    func writerTimeout() throws {
+        let executable = try Self.arborExecutable()
+        let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("arbor-busy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let first = scratch.appendingPathComponent("first"), second = scratch.appendingPathComponent("second")
+        try Self.writeFeed(first, stops: 200, times: 2_000, edition: 1)
+        try Self.writeFeed(second, stops: 200, times: 2_000, edition: 2)
+        let store = scratch.appendingPathComponent("store.arbor")
+        _ = try GTFSImporter.importFeed(from: first, into: store)
+        let before = try Self.contents(store)
+
+        func run(_ extra: [String]) throws -> (status: Int32, errors: String) {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["import", "gtfs", second.path, store.path, "--update"] + extra
+            process.standardOutput = FileHandle.nullDevice
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        // This process holds the lock, as an app's save would: the import waits 0.3 s, then fails.
+        let start = ContinuousClock.now
+        let busy = try PersistentStore.withWriterLock(at: store) { try run(["--writer-timeout", "0.3"]) }
+        #expect(ContinuousClock.now - start >= .milliseconds(300))
+        #expect(busy.status != 0)
+        #expect(busy.errors.contains("writer lock"), "\(busy.errors)")
+        #expect(try Self.contents(store) == before)
+        // Free: the same import lands.
+        #expect(try run(["--writer-timeout", "5"]).status == 0)
+        let after = try Self.contents(store)
+        #expect(after != before)
+        #expect(after.contains { $0.hasPrefix("new1 Neu") })
+    }
 }

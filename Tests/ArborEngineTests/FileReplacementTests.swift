@@ -4,7 +4,7 @@ import Testing
 
 /// Replacing a store file whole (a copy renamed over it) while it is open: writers of the old
 /// file stop with `fileReplaced` instead of committing where no one looks, readers go on, and
-/// `Database.withWriterLock(path:_:)` keeps every writer out while the replacement is made.
+/// `Database.withWriterLock(path:timeout:_:)` keeps every writer out while the replacement is made.
 @Suite("Replacing a store file: the writer lock, writers of the old file, concurrent compactions")
 struct FileReplacementTests {
     static func store(_ path: String, entries: Range<Int>, length: Int = 30) throws -> Database {

@@ -96,4 +96,55 @@ struct WriterTimeoutTests {
         #expect(seen == [7])
         done.wait()
     }
+
+    @Test("a replacer with a timeout gives up while a transaction holds the lock, without running its body",
+          arguments: [Duration.zero, .milliseconds(150), .milliseconds(-5)])
+    func replacerGivesUp(timeout: Duration) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("replace.arbor")
+        let db = try Database.open(path: path)
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        Self.holdWriter(db, value: 4, held: held, release: release, done: done)
+        held.wait()
+        var ran = false
+        let start = ContinuousClock.now
+        #expect(throws: ArborError.writerBusy(path: path, waited: max(timeout, .zero))) {
+            try Database.withWriterLock(path: path, timeout: timeout) { ran = true }
+        }
+        let waited = ContinuousClock.now - start
+        #expect(!ran)
+        #expect(waited >= timeout && waited < timeout + .seconds(20), "gave up after \(waited)")
+        release.signal()
+        done.wait()
+        // Free again: the replacer runs, and sees the commit it waited behind.
+        let seen = try Database.withWriterLock(path: path, timeout: .milliseconds(150)) {
+            try Database.open(path: path, options: Database.Options(readOnly: true)).view { tx in try tx.tree("t").get(Self.key) }
+        }
+        #expect(seen == [4])
+    }
+
+    @Test("a writer with a timeout gives up while a replacer holds the lock; a replacer without one waits for the commit")
+    func writerBehindReplacer() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("behind.arbor")
+        let db = try Database.open(path: path, options: Self.options(timeout: .milliseconds(100)))
+        try Database.withWriterLock(path: path, timeout: .seconds(5)) {
+            #expect(throws: ArborError.writerBusy(path: path, waited: .milliseconds(100))) {
+                try db.update { tx in try tx.createTreeIfMissing("t").put(Self.key, [1]) }
+            }
+        }
+        try db.update { tx in try tx.createTreeIfMissing("t").put(Self.key, [2]) }
+
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        Self.holdWriter(db, value: 9, held: held, release: release, done: done)
+        held.wait()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { release.signal() }
+        let start = ContinuousClock.now
+        let seen = try Database.withWriterLock(path: path) {
+            try Database.open(path: path, options: Database.Options(readOnly: true)).view { tx in try tx.tree("t").get(Self.key) }
+        }
+        #expect(ContinuousClock.now - start >= .milliseconds(250))
+        #expect(seen == [9])
+        done.wait()
+    }
 }

@@ -70,4 +70,40 @@ struct SaveWriterTimeoutTests {
             #expect(names == ["Alexanderplatz", "Zoo"])
         }
     }
+
+    @Test("replacing a store waits for its writer lock at most the store's writer timeout, then replaces nothing")
+    func replaceGivesUp() throws {
+        let directory = TemporaryDirectory("arbor-tests")
+        let url = directory.file("destination.arbor"), sourceURL = directory.file("source.arbor")
+        let model = try Fixtures.fullModel()
+        func store(_ url: URL, _ name: String, timeout: Duration?) throws -> PersistentStoreCoordinator {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            var options = PersistentStore.Options()
+            options.writerTimeout = timeout
+            try coordinator.addPersistentStore(at: url, options: options)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            try context.performAndWait {
+                let stop = Stop(context: context)
+                (stop.identifier, stop.stopID, stop.name, stop.latitude, stop.longitude) = (1, "S1", name, 52.5, 13.4)
+                try context.save()
+            }
+            return coordinator
+        }
+        func names(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            return try context.performAndWait { try context.fetch(FetchRequest(entityName: "Stop"), as: Stop.self).map(\.name) }
+        }
+        let coordinator = try store(url, "Old", timeout: .milliseconds(150))
+        _ = try store(sourceURL, "New", timeout: nil)
+
+        let other = try Database.open(path: url.path)
+        let transaction = try other.beginWrite()
+        #expect(throws: StoreError.engine(.writerBusy(path: url.path, waited: .milliseconds(150)))) {
+            try coordinator.replacePersistentStore(at: url, withStoreAt: sourceURL)
+        }
+        #expect(try names(coordinator) == ["Old"])
+        transaction.abort()
+        try coordinator.replacePersistentStore(at: url, withStoreAt: sourceURL)
+        #expect(try names(coordinator) == ["New"])
+    }
 }

@@ -67,12 +67,14 @@ extension PersistentStoreCoordinator {
     /// The rename happens holding `destination`'s writer lock: another process's save to it ends
     /// before, or fails with `StoreError.engine(.fileReplaced)` after (it must reopen the store).
     /// When `destination` was added to this coordinator, it is opened again afterwards, with the
-    /// same configuration and options.
-    /// - Throws: `StoreError` when `source` cannot be opened as a store of the model, or on I/O errors.
+    /// same configuration and options, and its `writerTimeout` bounds the wait for that lock.
+    /// - Throws: `StoreError` when `source` cannot be opened as a store of the model, or on I/O
+    ///   errors; `StoreError.engine(.writerBusy)` when the lock was not free within the
+    ///   destination's writer timeout (nothing was replaced).
     public func replacePersistentStore(at destination: URL, withStoreAt source: URL) throws {
         let sourceStore = try PersistentStore(url: source, model: managedObjectModel, options: PersistentStore.Options(readOnly: true))
         let current = persistentStore(for: destination)
-        try PersistentStore.withWriterLock(at: destination) {
+        try PersistentStore.withWriterLock(at: destination, timeout: current?.options.writerTimeout) {
             try sourceStore.compact(to: destination)  // written to a temporary file, then renamed
         }
         if let current {

@@ -27,7 +27,8 @@ public final class PersistentStore: Sendable {
         /// process (an `arbor import`, a `GTFSImporter`) writes the store, before it throws
         /// `StoreError.engine(.writerBusy)` and writes nothing; the context keeps its changes
         /// for a later save. nil, the default, waits as long as the other writer takes. (SQLite's
-        /// `busy_timeout` bounds a wait for its write lock the same way.)
+        /// `busy_timeout` bounds a wait for its write lock the same way.) It also bounds
+        /// `replacePersistentStore(at:withStoreAt:)`'s wait for this store's file.
         public var writerTimeout: Duration?
         /// The engine's page cache size.
         public var cacheBytes = 64 << 20
@@ -171,11 +172,14 @@ public final class PersistentStore: Sendable {
     /// file goes on reading it, and its next save throws `StoreError.engine(.fileReplaced)`
     /// instead of writing where no one looks: open the store again.
     /// Do not save to the same file from the calling thread inside `body` (it would wait forever).
-    /// - Throws: `StoreError.engine` when the lock file cannot be opened; what `body` throws.
+    /// - Parameter timeout: how long to wait for another writer to finish (see
+    ///   `Options.writerTimeout`); nil waits as long as it takes.
+    /// - Throws: `StoreError.engine(.writerBusy)` when `timeout` passed first (`body` did not
+    ///   run); `StoreError.engine` when the lock file cannot be opened; what `body` throws.
     @discardableResult
-    public static func withWriterLock<R>(at url: URL, _ body: () throws -> R) throws -> R {
+    public static func withWriterLock<R>(at url: URL, timeout: Duration? = nil, _ body: () throws -> R) throws -> R {
         do {
-            return try Database.withWriterLock(path: url.path, body)
+            return try Database.withWriterLock(path: url.path, timeout: timeout, body)
         } catch let error as ArborError {
             throw storeError(error, path: url.path)
         }

@@ -22,7 +22,7 @@ extension Database {
     ///
     /// The copy is written to a temporary file beside `path` and renamed into place after it is
     /// synced, so `path` is either the complete copy or untouched. To replace a store other
-    /// processes may write to, compact inside `Database.withWriterLock(path:_:)` of `path`.
+    /// processes may write to, compact inside `Database.withWriterLock(path:timeout:_:)` of `path`.
     /// - Complexity: O(entries); reads the source once.
     /// - Throws: I/O errors, or `corruptPage` if the source is damaged.
     @discardableResult

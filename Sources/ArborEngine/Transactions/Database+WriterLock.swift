@@ -15,16 +15,29 @@ extension Database {
     /// this call creates is removed again unless a process opened the store meanwhile (the
     /// directory is left as it was found). On media where the lock file cannot be written
     /// (read-only), `body` runs without a lock: no other process can write there.
+    /// - Parameter timeout: how long to wait for another writer (a save, another replacer) to
+    ///   release the lock, as `Options.writerTimeout` bounds a transaction's wait; nil waits
+    ///   as long as it takes, a negative time not at all.
     /// - Complexity: a few system calls; waits while another writer holds the lock.
-    /// - Throws: `ArborError.io` when the lock file cannot be opened or locked; what `body` throws.
+    /// - Throws: `ArborError.writerBusy` when `timeout` passed first (`body` did not run);
+    ///   `ArborError.io` when the lock file cannot be opened or locked; what `body` throws.
     @discardableResult
-    public static func withWriterLock<R>(path: String, _ body: () throws -> R) throws -> R {
+    public static func withWriterLock<R>(path: String, timeout: Duration? = nil, _ body: () throws -> R) throws -> R {
         let lockPath = path + "-lock"
+        let clock = ContinuousClock()
+        let deadline = timeout.map { clock.now.advanced(by: max($0, .zero)) }
         while true {
             let existed = try Platform.identity(at: lockPath) != nil
             guard let descriptor = try Platform.openLockFile(lockPath) else { return try body() }
             defer { Platform.close(descriptor) }  // releases the lock
-            try Platform.lock(descriptor, byte: LockFile.writerByte, exclusive: true, wait: true)
+            if let deadline, let timeout {
+                let locked = try BusyWait.retry(for: clock.now.duration(to: deadline)) {
+                    try Platform.tryLock(descriptor, byte: LockFile.writerByte)
+                }
+                guard locked else { throw ArborError.writerBusy(path: path, waited: max(timeout, .zero)) }
+            } else {
+                try Platform.lock(descriptor, byte: LockFile.writerByte, exclusive: true, wait: true)
+            }
             // Removed while we waited (by a holder that had created it): it no longer excludes
             // anyone, so lock the one at the path now.
             guard try Platform.identity(at: lockPath) == Platform.identity(of: descriptor, path: lockPath) else { continue }

@@ -35,7 +35,8 @@ public final class Database: Sendable {
         /// holds it, before it throws `ArborError.writerBusy` (SQLite's busy timeout). nil, the
         /// default, waits as long as the other writer takes: a whole import, with `arbor import`
         /// or `GTFSImporter` writing the store. `sync()` always waits: the sync when the
-        /// database is released must not be skipped.
+        /// database is released must not be skipped. A replacer passes its own bound to
+        /// `withWriterLock(path:timeout:_:)`.
         public var writerTimeout: Duration?
 
         public init(pageSize: Int = Limits.defaultPageSize, cacheBytes: Int = 64 << 20, readOnly: Bool = false) {

@@ -100,20 +100,13 @@ final class ReaderRegistry: Sendable {
     /// after waits that grow from 1 to 50 ms (as SQLite's busy handler does): `fcntl` cannot
     /// wait with a deadline.
     func lockWriter(timeout: Duration) throws -> Bool {
-        let timeout = max(timeout, .zero)
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        guard writerGate.wait(timeout: .now() + Self.dispatchInterval(timeout)) == .success else { return false }
+        let deadline = clock.now.advanced(by: max(timeout, .zero))
+        guard writerGate.wait(timeout: .now() + Self.dispatchInterval(max(timeout, .zero))) == .success else { return false }
         do {
-            var pause = Duration.milliseconds(1)
-            while try !lockFileWriterIfNeeded(wait: false) {
-                let left = clock.now.duration(to: deadline)
-                guard left > .zero else {
-                    writerGate.signal()
-                    return false
-                }
-                Platform.sleep(min(pause, left))
-                pause = min(pause * 2, .milliseconds(50))
+            guard try BusyWait.retry(for: clock.now.duration(to: deadline), { try lockFileWriterIfNeeded(wait: false) }) else {
+                writerGate.signal()
+                return false
             }
         } catch {
             writerGate.signal()

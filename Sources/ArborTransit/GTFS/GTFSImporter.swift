@@ -26,6 +26,10 @@ public struct GTFSImportOptions: Sendable {
     /// Write the store compacted (no free pages, as shipped). On by default for a new store;
     /// an update rewrites only what changed unless asked.
     public var compacts: Bool?
+    /// How long to wait for the output's writer lock while another writer (an app's save,
+    /// another import) holds it; past it the import throws `StoreError.engine(.writerBusy)`
+    /// and the output is untouched. nil waits as long as it takes.
+    public var writerTimeout: Duration?
     public init() {}
 }
 
@@ -82,7 +86,7 @@ public enum GTFSImporter {
         }
         // The output's writer lock is held from the copy to the rename: a save another process
         // makes meanwhile waits (none is lost with the old file), and a second import runs after.
-        return try PersistentStore.withWriterLock(at: output) {
+        return try PersistentStore.withWriterLock(at: output, timeout: options.writerTimeout) {
             let temporary = output.deletingLastPathComponent()
                 .appendingPathComponent(".\(output.lastPathComponent).importing-\(UUID().uuidString.prefix(8))")
             defer {
