@@ -39,11 +39,11 @@ extension ManagedObjectContext {
     /// Without `firing`, the object stays a fault that fires with this row (no read).
     /// - Throws: `StoreError.corruptRow` when a reference names an entity the model lacks.
     func apply(_ row: StoredRow, to object: ManagedObject, from store: PersistentStore, firing: Bool = true) throws {
-        if let code = CommittedValues.unknownReference(in: row.columns, references: store.references) {
+        let references = store.references
+        if let code = CommittedValues.unknownReference(in: row.columns, references: references) {
             throw StoreError.corruptRow(location: "\(object.info.rowTree)/\(object.objectID.primaryKey)", detail: "unknown entity code \(code)")
         }
-        object.committedValues = CommittedValues(columns: row.columns, references: store.references, info: object.info)
-        object.committedVersion = row.version
+        object.loadCommitted(columns: row.columns, references: references, version: row.version)
         if firing { object.isFaultState = false }
     }
 

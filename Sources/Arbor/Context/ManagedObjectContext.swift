@@ -97,6 +97,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         }
         if concurrencyType == .privateQueue { queue.setSpecific(key: queueToken, value: ObjectIdentifier(self)) }
         link.context = self
+        link.owner = Unmanaged.passUnretained(self)
         link.observesObjects = concurrencyType == .mainQueue
     }
 

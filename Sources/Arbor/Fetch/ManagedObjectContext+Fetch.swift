@@ -37,7 +37,7 @@ extension ManagedObjectContext {
     /// skipped), checked as they are registered: one array, not a second one filtered from the first.
     @usableFromInline
     func fetchObjects<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> [ManagedObject] {
-        let (entries, _) = try execute(request)
+        var (entries, _) = try execute(request)
         let fill = request.includesPropertyValues && (!request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty)
         // Room for every object up front: the identity map would otherwise rehash as it grows.
         registered.reserveCapacity(forMore: entries.count)
@@ -48,17 +48,20 @@ extension ManagedObjectContext {
         var lastStore: PersistentStore?, lastStoreBits: ObjectID.StoreBits?
         var objects: [ManagedObject] = []
         objects.reserveCapacity(entries.count)
-        for entry in entries {
-            let object = self.object(with: entry.id)
-            if object.isFaultState, object.committedValues == nil {
+        // By index, each row moved out of its entry: a copy of the entry would retain the
+        // parts of its ID and row, and release them again.
+        for index in entries.indices {
+            let object = self.object(with: entries[index].id)
+            if object.isFaultState, !object.hasCommittedValues {
                 if fill, parent != nil {
                     fulfillQuietly(object)
-                } else if parent == nil, let row = entry.row, !entry.id.isTemporaryID {
+                } else if parent == nil, !entries[index].id.isTemporaryID, let row = entries[index].row.take() {
                     // Filled, or (a fault) holding the row it fires with, without a read: the
                     // row data a Core Data fetch leaves in its row cache.
-                    if lastStore == nil || lastStoreBits != entry.id.storeBits {
-                        lastStore = try? self.store(for: entry.id)
-                        lastStoreBits = entry.id.storeBits
+                    let storeBits = entries[index].id.storeBits
+                    if lastStore == nil || lastStoreBits != storeBits {
+                        lastStore = try? self.store(for: entries[index].id)
+                        lastStoreBits = storeBits
                     }
                     if let store = lastStore { try? apply(row, to: object, from: store, firing: fill) }
                 }

@@ -11,6 +11,10 @@ public struct ObjectConstruction {
 /// `ManagedObject.managedObjectContext`).
 final class ContextLink {
     weak var context: ManagedObjectContext?
+    /// The context again, not retained: valid while `isAlive` (the context's `deinit` clears
+    /// that first). For a deinitializing object, which takes itself out of the context's
+    /// identity map: a weak load costs a retain and a release of the context on top.
+    @exclusivity(unchecked) var owner: Unmanaged<ManagedObjectContext>?
     /// False once the context has gone: what a property read tests instead of loading the weak
     /// reference (a load and a release). Unchecked, as are the slots: a link is used on its
     /// context's queue only, and its accesses never overlap.
@@ -78,8 +82,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // State, read and written only on the context's queue.
     var isFaultState = true
     var committedValues: CommittedValues? {
-        didSet { storedColumns = committedValues?.storedColumns }
+        get { committed }
+        set {
+            committed = newValue
+            storedColumns = newValue?.storedColumns
+        }
     }
+    private var committed: CommittedValues?
+    /// Whether the committed state is known (read without copying it).
+    var hasCommittedValues: Bool { committed != nil }
     /// The committed state's stored columns, when it holds a row's: a property read takes
     /// them without copying the committed state (see `storedAttribute`). Unchecked, as is
     /// `changes`: read at every property read, never accessed in overlapping ways.
@@ -122,7 +133,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     deinit {
         if let retention = cacheRetention { retention.cache.release(retention.key) }
-        contextLink?.context?.forget(self)
+        if let link = contextLink, link.isAlive, let owner = link.owner { owner._withUnsafeGuaranteedRef { $0.forget(self) } }
     }
 
     /// The value of attribute `slot` when the object is loaded, has no unsaved changes and
@@ -134,6 +145,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard changes.isEmpty, !isFaultState, !insertedFlag, let columns = storedColumns, slot >= 0, slot < columns.count,
               case .value(let value) = columns[slot] else { return nil }
         return value
+    }
+
+    /// Takes a stored row's columns as the committed state (`CommittedValues(columns:references:info:)`),
+    /// each part retained once: a fetch fills every object it returns this way.
+    func loadCommitted(columns: RowColumns, references: StoredReferences, version: UInt64) {
+        storedColumns = columns
+        committed = CommittedValues(columns: columns, references: references, info: info)
+        committedVersion = version
     }
 
     // MARK: State
