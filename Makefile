@@ -34,7 +34,7 @@ docs: deps
 # Runs the concurrency tests under ThreadSanitizer; any reported race fails (exit code 1).
 tsan: deps
 	swift build --build-tests --scratch-path .build-tsan --sanitize=thread
-	set -o pipefail; swift test --scratch-path .build-tsan --sanitize=thread --filter 'ConcurrencyTests|LeafDirectoryTests|CompactionTests|ContextMergeTests|ReadersDuringCommitTests|WritersAndReaderStressTests|ParentChildContextTests|FetchedResultsCacheTests|GroupCommitTests|GroupCommitVisibilityTests|TextIndexUpkeepTests|NormalDurabilityTests' 2>&1 | tee .build-tsan/tsan-output.txt
+	set -o pipefail; swift test --scratch-path .build-tsan --sanitize=thread --filter 'ConcurrencyTests|LeafDirectoryTests|CompactionTests|ContextMergeTests|ReadersDuringCommitTests|WritersAndReaderStressTests|ParentChildContextTests|FetchedResultsCacheTests|GroupCommitTests|GroupCommitVisibilityTests|TextIndexUpkeepTests|NormalDurabilityTests|SpareReaderTests' 2>&1 | tee .build-tsan/tsan-output.txt
 	@! grep -q "ThreadSanitizer" .build-tsan/tsan-output.txt || { echo "error: ThreadSanitizer reported a race"; exit 1; }
 
 # Builds each libFuzzer target with ASan and runs it for FUZZ_SECONDS; fails on any crash.

@@ -12,7 +12,7 @@ extension BTreeStore {
         let missing = rows.indices.filter { rows[$0] == nil }
         guard !missing.isEmpty else { return rows }
         do {
-            try database.view { tx in
+            try reading { tx in
                 rowCache.observe(snapshot: tx.snapshotID)
                 var found: [(RowKey, StoredRow)] = []
                 for (position, row) in zip(missing, try readRows(tx, missing.map { ids[$0] })) {
@@ -36,7 +36,7 @@ extension BTreeStore {
     /// - Complexity: O(rows), no allocation per row.
     func forEachKey(_ info: EntityInfo, includesSubentities: Bool, _ body: (Int64, UInt16) throws -> Void) throws {
         do {
-            try database.view { tx in
+            try reading { tx in
                 try tx.tree(info.rowTree).forEachUnsafe { key, value in
                     // Row keys are the 9-byte tuple of an int64; the entity code is in the header.
                     guard let (pk, end) = TupleKey.integer(in: key, at: 0), end == key.count, let code = RowCodec.entityCode(ofRow: value) else {
@@ -57,7 +57,7 @@ extension BTreeStore {
     }
 
     func dataVersion() throws -> UInt64 {
-        do { return try database.view { $0.snapshotID } } catch { throw storeError(error, path: path) }
+        do { return try reading { $0.snapshotID } } catch { throw storeError(error, path: path) }
     }
 
     var indexOrder: (any IndexOrderReading)? { self }

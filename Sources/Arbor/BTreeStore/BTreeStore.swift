@@ -22,6 +22,8 @@ final class BTreeStore: StoreStorage {
     let rowCache = RowCache()
     /// The index chosen for each prepared request (see `PlanChoices`).
     let planChoices = PlanChoices()
+    /// The read transaction kept between reads (see `SpareReader`).
+    let spareReader = SpareReader()
     /// How this store's keys encode integers (its key format).
     let keys: IndexKeys
     let entityNames: Set<String>
@@ -110,7 +112,7 @@ final class BTreeStore: StoreStorage {
         let key = RowKey(id)
         if let cached = rowCache.lookup(key, maxAge: maxAge) { return cached }
         do {
-            return try database.view { tx in
+            return try reading { tx in
                 rowCache.observe(snapshot: tx.snapshotID)
                 guard let row = try readRow(tx, id) else { return nil }
                 rowCache.store([(key, row)], snapshot: tx.snapshotID)
@@ -189,7 +191,7 @@ final class BTreeStore: StoreStorage {
     /// - Complexity: O(log n + members), one range scan of the foreign-key index or join tree.
     func members(of relationship: EntityInfo.Relationship, owner: ObjectID) throws -> [ObjectID] {
         do {
-            return try database.view { tx in try members(tx, relationship, owner: owner.primaryKey) }
+            return try reading { tx in try members(tx, relationship, owner: owner.primaryKey) }
         } catch { throw storeError(error, path: path) }
     }
 
@@ -226,7 +228,7 @@ final class BTreeStore: StoreStorage {
     /// Every object ID of `entity` (and its sub-entities when `includeSubentities`), in key order.
     func allObjectIDs(of info: EntityInfo, includeSubentities: Bool = true) throws -> [ObjectID] {
         do {
-            return try database.view { tx in
+            return try reading { tx in
                 var result: [ObjectID] = []
                 try tx.tree(info.rowTree).forEach { key, value in
                     guard let pk = IndexKeys.trailingKey(key) else {

@@ -274,6 +274,16 @@ public final class Database: Sendable {
     /// - Complexity: O(1), no system call (the lock file is mapped); a meta-page read when
     ///   another process committed since.
     public func beginRead() throws -> Transaction {
+        try beginRead(reusing: nil)
+    }
+
+    /// `beginRead()`, taking `spare` — a closed read transaction of this database, no longer
+    /// used by anyone — again when it shows the snapshot a new one would show. Its trees and
+    /// branch pages are then found without the catalog records or the page cache; nothing
+    /// else differs (a snapshot never changes, and it is still the newest: none of its pages
+    /// can have been reused).
+    /// - Complexity: O(1); as `beginRead()`.
+    public func beginRead(reusing spare: Transaction?) throws -> Transaction {
         for _ in 0..<1000 {
             let meta = try currentMeta()
             registry.register(meta.txid)
@@ -290,6 +300,10 @@ public final class Database: Sendable {
                try Meta.readCurrent(from: file, path: path, excluding: rejectedAtOpen).txid != meta.txid {
                 registry.unregister(meta.txid)
                 continue
+            }
+            if let spare, spare.database === self, spare.isClosed, !spare.isWritable, spare.meta.txid == meta.txid {
+                spare.isClosed = false
+                return spare
             }
             return Transaction(database: self, meta: meta)
         }

@@ -12,7 +12,9 @@ public class Transaction {
     /// hashing it. Inline, not an array: a one-fetch transaction would allocate one. Unchecked:
     /// a transaction is confined to one thread, and its accesses never overlap.
     @exclusivity(unchecked) private var recentTrees: (TreeBox?, TreeBox?, TreeBox?, TreeBox?) = (nil, nil, nil, nil)
-    let catalogBox: TreeBox
+    /// Made when first needed: a fetch's transaction finds its trees in the database's cache
+    /// of catalog records and never reads the catalog (one allocation less per fetch).
+    private(set) lazy var catalogBox = TreeBox(name: "", info: meta.catalog)
     /// Branch pages this read transaction visited lately, direct-mapped by page number: the
     /// roots and branches every lookup passes through are found without the shared cache's
     /// lock, hashing and LRU update. Leaves are not kept: point lookups rarely meet the same
@@ -27,7 +29,6 @@ public class Transaction {
     init(database: Database, meta: Meta, cachesRecentPages: Bool = true) {
         self.database = database
         self.meta = meta
-        self.catalogBox = TreeBox(name: "", info: meta.catalog)
         if cachesRecentPages {
             let slots = UnsafeMutablePointer<Page?>.allocate(capacity: Self.recentPageSlots)
             slots.initialize(repeating: nil, count: Self.recentPageSlots)

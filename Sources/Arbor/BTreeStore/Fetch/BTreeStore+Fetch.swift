@@ -354,7 +354,7 @@ extension BTreeStore {
                     }
                 }
             }
-            if let transaction { try read(transaction) } else { try database.view(read) }
+            if let transaction { try read(transaction) } else { try reading(read) }
         } catch { throw storeError(error, path: path) }
         rowCache.noteRowsRead(found.examined - found.unread)
         let examined = found.examined, matched = found.matched
@@ -388,7 +388,7 @@ extension BTreeStore {
         let ownerBytes = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 8)
         defer { ownerBytes.deallocate() }
         do {
-            return try database.view { tx in
+            return try reading { tx in
                 var result: [(owner: Int64, count: Int)] = []
                 // The current owner's run is counted in locals, and appended when the next begins.
                 var owner: Int64 = 0, count = 0, ownerLength = 0
@@ -426,7 +426,7 @@ extension BTreeStore {
     /// The number of rows in `info`'s hierarchy: an upper bound on what a fetch can examine.
     /// - Complexity: O(1) (the catalog keeps each tree's count).
     func estimatedCount(_ info: EntityInfo) throws -> Int {
-        do { return try database.view { try $0.tree(info.rowTree).count } } catch { throw storeError(error, path: path) }
+        do { return try reading { try $0.tree(info.rowTree).count } } catch { throw storeError(error, path: path) }
     }
 
     /// The plan a fetch of `info` with `predicate` would use.

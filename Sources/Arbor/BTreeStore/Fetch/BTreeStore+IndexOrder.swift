@@ -11,7 +11,7 @@ extension BTreeStore: IndexOrderReading {
         guard let tree = index?.tree ?? relationship.foreignKeyTree else { return }
         let withOrder = index != nil
         do {
-            try database.view { tx in
+            try reading { tx in
                 try tx.tree(tree).forEachUnsafe(in: .prefix(keys.ownerPrefix(owner))) { key, value in
                     guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start),
                           let ownerEnd = TupleKey.integer(in: key, at: 0)?.end, ownerEnd <= start,
@@ -30,7 +30,7 @@ extension BTreeStore: IndexOrderReading {
                       _ body: (AttributeValue, [UInt8], Int64, UInt16) throws -> Void) throws {
         var previous: (key: [UInt8], value: AttributeValue)?
         do {
-            try database.view { tx in
+            try reading { tx in
                 try tx.tree(index.tree).forEachUnsafe { key, value in
                     guard let start = TupleKey.lastComponentStart(in: key), let pk = IndexKeys.integer(in: key, at: start),
                           let code = keys.entryCode(from: value, root: root) else {
