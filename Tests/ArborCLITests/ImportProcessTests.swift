@@ -44,6 +44,23 @@ struct ImportProcessTests {
         try Data(timeRows.utf8).write(to: directory.appendingPathComponent("stop_times.txt"))
     }
 
+    /// A scratch directory with two editions of a feed (`writeFeed`) and a store of the first.
+    struct Editions {
+        let scratch: URL, first: URL, second: URL, store: URL
+
+        init(_ label: String, stops: Int, times: Int) throws {
+            scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("arbor-\(label)-\(UUID().uuidString)")
+            first = scratch.appendingPathComponent("first")
+            second = scratch.appendingPathComponent("second")
+            store = scratch.appendingPathComponent("original.arbor")
+            try ImportProcessTests.writeFeed(first, stops: stops, times: times, edition: 1)
+            try ImportProcessTests.writeFeed(second, stops: stops, times: times, edition: 2)
+            _ = try GTFSImporter.importFeed(from: first, into: store)
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: scratch) }
+    }
+
     /// The stores' contents: every stop with its name and departures in order.
     static func contents(_ url: URL) throws -> [String] {
         let container = try PersistentContainer(name: "transit", model: try TransitModel.make(), url: url, options: PersistentStore.Options(readOnly: true))
@@ -62,13 +79,9 @@ struct ImportProcessTests {
     @Test("killed at random moments, the store is the old edition or the new one")
     func killedMidWay() throws {
         let executable = try Self.arborExecutable()
-        let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("arbor-kill-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let first = scratch.appendingPathComponent("first"), second = scratch.appendingPathComponent("second")
-        try Self.writeFeed(first, stops: 1_000, times: 40_000, edition: 1)
-        try Self.writeFeed(second, stops: 1_000, times: 40_000, edition: 2)
-        let original = scratch.appendingPathComponent("original.arbor")
-        _ = try GTFSImporter.importFeed(from: first, into: original)
+        let editions = try Editions("kill", stops: 1_000, times: 40_000)
+        defer { editions.remove() }
+        let (scratch, second, original) = (editions.scratch, editions.second, editions.store)
         let before = try Self.contents(original)
 
         func run(_ store: URL, killAfter delay: Double?) throws -> Int32 {
@@ -143,13 +156,9 @@ struct ImportProcessTests {
     @Test("with --writer-timeout, an import gives up while another process holds the store's writer lock, and changes nothing")
     func writerTimeout() throws {
         let executable = try Self.arborExecutable()
-        let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("arbor-busy-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let first = scratch.appendingPathComponent("first"), second = scratch.appendingPathComponent("second")
-        try Self.writeFeed(first, stops: 200, times: 2_000, edition: 1)
-        try Self.writeFeed(second, stops: 200, times: 2_000, edition: 2)
-        let store = scratch.appendingPathComponent("store.arbor")
-        _ = try GTFSImporter.importFeed(from: first, into: store)
+        let editions = try Editions("busy", stops: 200, times: 2_000)
+        defer { editions.remove() }
+        let (second, store) = (editions.second, editions.store)
         let before = try Self.contents(store)
 
         func run(_ extra: [String]) throws -> (status: Int32, errors: String) {
