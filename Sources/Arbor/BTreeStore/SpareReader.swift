@@ -8,7 +8,8 @@ import ArborEngine
 /// One is kept, taken out while used: reads on other threads at the same time open their own.
 /// A transaction is kept only if nothing else still refers to it (no tree or cursor of it
 /// outlived its read), and only a closed one: it holds no snapshot while kept, so it never
-/// stops a writer from reusing pages. It holds at most its branch pages in memory.
+/// stops a writer from reusing pages. What it keeps in memory is what its reads gathered: up to
+/// 64 branch pages and its trees' leaf directories, until a read of a newer snapshot replaces it.
 final class SpareReader: Sendable {
     // Unchecked: a kept transaction is closed and referred to by this box alone; it is handed
     // to one reader at a time, under the lock.
