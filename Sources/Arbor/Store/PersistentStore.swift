@@ -172,8 +172,11 @@ public final class PersistentStore: Sendable {
     /// file goes on reading it, and its next save throws `StoreError.engine(.fileReplaced)`
     /// instead of writing where no one looks: open the store again.
     /// Do not save to the same file from the calling thread inside `body` (it would wait forever).
-    /// - Parameter timeout: how long to wait for another writer to finish (see
-    ///   `Options.writerTimeout`); nil waits as long as it takes.
+    /// - Parameters:
+    ///   - url: the store file.
+    ///   - timeout: how long to wait for another writer to finish (see `Options.writerTimeout`);
+    ///     nil waits as long as it takes.
+    ///   - body: the work done holding the lock.
     /// - Throws: `StoreError.engine(.writerBusy)` when `timeout` passed first (`body` did not
     ///   run); `StoreError.engine` when the lock file cannot be opened; what `body` throws.
     @discardableResult

@@ -15,9 +15,12 @@ extension Database {
     /// this call creates is removed again unless a process opened the store meanwhile (the
     /// directory is left as it was found). On media where the lock file cannot be written
     /// (read-only), `body` runs without a lock: no other process can write there.
-    /// - Parameter timeout: how long to wait for another writer (a save, another replacer) to
-    ///   release the lock, as `Options.writerTimeout` bounds a transaction's wait; nil waits
-    ///   as long as it takes, a negative time not at all.
+    /// - Parameters:
+    ///   - path: the store file's path (its lock file is `path` + `-lock`).
+    ///   - timeout: how long to wait for another writer (a save, another replacer) to release
+    ///     the lock, as `Options.writerTimeout` bounds a transaction's wait; nil waits as long
+    ///     as it takes, a negative time not at all.
+    ///   - body: the work done holding the lock.
     /// - Complexity: a few system calls; waits while another writer holds the lock.
     /// - Throws: `ArborError.writerBusy` when `timeout` passed first (`body` did not run);
     ///   `ArborError.io` when the lock file cannot be opened or locked; what `body` throws.
