@@ -5,6 +5,9 @@ import ArborEngine
 /// each read in a transaction of their own, and one kept between them finds its trees and
 /// branch pages again instead of asking the catalog records and the page cache.
 ///
+/// Kept by the store, not by `Database`: a transaction holds its database, and a database
+/// holding its own spare would never be released (nor its file synced and closed).
+///
 /// One is kept, taken out while used: reads on other threads at the same time open their own.
 /// A transaction is kept only if nothing else still refers to it (no tree or cursor of it
 /// outlived its read), and only a closed one: it holds no snapshot while kept, so it never

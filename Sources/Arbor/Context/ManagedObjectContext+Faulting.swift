@@ -12,7 +12,7 @@ extension ManagedObjectContext {
         guard object.isFaultState, !object.insertedFlag else { return }
         // A fault a fetch left holding its row fires with it (unless rows must be fresh: a
         // staleness interval).
-        if object.committedValues != nil, parent == nil, stalenessInterval < 0 {
+        if object.hasCommittedValues, parent == nil, stalenessInterval < 0 {
             object.isFaultState = false
             object.awakeFromFetch()
             return

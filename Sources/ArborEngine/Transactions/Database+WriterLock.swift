@@ -27,17 +27,18 @@ extension Database {
     @discardableResult
     public static func withWriterLock<R>(path: String, timeout: Duration? = nil, _ body: () throws -> R) throws -> R {
         let lockPath = path + "-lock"
+        let bound = timeout.map { max($0, .zero) }
         let clock = ContinuousClock()
-        let deadline = timeout.map { clock.now.advanced(by: max($0, .zero)) }
+        let deadline = clock.now.advanced(by: bound ?? .zero)
         while true {
             let existed = try Platform.identity(at: lockPath) != nil
             guard let descriptor = try Platform.openLockFile(lockPath) else { return try body() }
             defer { Platform.close(descriptor) }  // releases the lock
-            if let deadline, let timeout {
+            if let bound {
                 let locked = try BusyWait.retry(for: clock.now.duration(to: deadline)) {
                     try Platform.tryLock(descriptor, byte: LockFile.writerByte)
                 }
-                guard locked else { throw ArborError.writerBusy(path: path, waited: max(timeout, .zero)) }
+                guard locked else { throw ArborError.writerBusy(path: path, waited: bound) }
             } else {
                 try Platform.lock(descriptor, byte: LockFile.writerByte, exclusive: true, wait: true)
             }

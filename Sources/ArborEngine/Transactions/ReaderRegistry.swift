@@ -97,12 +97,12 @@ final class ReaderRegistry: Sendable {
 
     /// Takes the writer lock, waiting at most `timeout` for the writer of another thread or
     /// process to release it; false when it did not. Another process's lock is tried again
-    /// after waits that grow from 1 to 50 ms (as SQLite's busy handler does): `fcntl` cannot
-    /// wait with a deadline.
+    /// and again (`BusyWait`): `fcntl` cannot wait with a deadline.
     func lockWriter(timeout: Duration) throws -> Bool {
+        let timeout = max(timeout, .zero)
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: max(timeout, .zero))
-        guard writerGate.wait(timeout: .now() + Self.dispatchInterval(max(timeout, .zero))) == .success else { return false }
+        let deadline = clock.now.advanced(by: timeout)
+        guard writerGate.wait(timeout: .now() + Self.dispatchInterval(timeout)) == .success else { return false }
         do {
             guard try BusyWait.retry(for: clock.now.duration(to: deadline), { try lockFileWriterIfNeeded(wait: false) }) else {
                 writerGate.signal()

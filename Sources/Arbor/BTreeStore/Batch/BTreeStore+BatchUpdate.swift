@@ -248,7 +248,7 @@ extension BTreeStore {
     /// The IDs of rows `keys` of `info`'s hierarchy, each with its row's own entity.
     func objectIDs(of info: EntityInfo, keys: [Int64]) throws -> [ObjectID] {
         do {
-            return try database.view { tx in
+            return try reading { tx in
                 var ids: [ObjectID] = []
                 ids.reserveCapacity(keys.count)
                 try visitRows(tx, tree: info.rowTree, keys: keys) { key, bytes in

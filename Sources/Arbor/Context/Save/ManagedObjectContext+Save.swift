@@ -123,7 +123,7 @@ extension ManagedObjectContext {
         let savedObjects = Set(saved.map(ObjectIdentifier.init))
         for (id, (row, store)) in rows {
             guard let object = registeredObject(for: id), !savedObjects.contains(ObjectIdentifier(object)),
-                  object.committedValues != nil else { continue }
+                  object.hasCommittedValues else { continue }
             try apply(row, to: object, from: store, firing: false)
         }
     }
