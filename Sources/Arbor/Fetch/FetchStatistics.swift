@@ -36,7 +36,7 @@ public struct FetchStatistics: Equatable, Sendable {
     }
 
     /// Statistics of a fetch by `plan`, whose description is formatted only when read.
-    init(plan: consuming some CustomStringConvertible, rowsExamined: Int, rowsMatched: Int, suggestion: String?) {
+    init(plan: consuming QueryPlan, rowsExamined: Int, rowsMatched: Int, suggestion: String?) {
         planText = PlanText(plan: plan)
         self.rowsExamined = rowsExamined
         self.rowsMatched = rowsMatched
@@ -52,10 +52,12 @@ public struct FetchStatistics: Equatable, Sendable {
     /// debug log read it, and a cache would cost every fetch a lock.
     private final class PlanText: Sendable {
         // Plans are immutable (their key filters too); only their description is ever read.
-        private nonisolated(unsafe) let plan: (any CustomStringConvertible)?
+        // The plan is held as itself, not as `any CustomStringConvertible`: a plan is too large
+        // for an existential's inline buffer, and boxing it cost every fetch an allocation.
+        private nonisolated(unsafe) let plan: QueryPlan?
         private let fixed: String?
 
-        init(plan: consuming some CustomStringConvertible) {
+        init(plan: consuming QueryPlan) {
             self.plan = plan
             fixed = nil
         }
