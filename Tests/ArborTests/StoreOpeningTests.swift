@@ -1,4 +1,4 @@
-import Arbor
+@testable import Arbor
 import ArborEngine
 import ArborTestSupport
 import Foundation
@@ -100,6 +100,75 @@ struct StoreOpeningTests {
         fresh.performAndWait {
             let error = #expect(throws: StoreError.self) { try fresh.existingObject(with: try stack.id(id)) }
             #expect(error?.description.contains("rows.Stop/1") == true)
+        }
+    }
+
+    /// The ways a row is read: a fault, a fetch of objects, values by position (decoded where
+    /// the row lies in its page), values by key, dictionaries.
+    enum RowReadPath: CaseIterable, Sendable {
+        case fault, objects, positionalValues, decodableValues, dictionaries
+    }
+
+    /// Damage to a stored row's end: its last column cut short (a string tag with no length
+    /// after it), or its last column missing.
+    enum RowDamage: CaseIterable, Sendable {
+        case columnCutShort, columnMissing
+    }
+
+    @Test("a damaged row is named, with what is wrong, by every path that reads it",
+          arguments: RowReadPath.allCases, RowDamage.allCases)
+    func damagedRow(path: RowReadPath, damage: RowDamage) throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        let id: ObjectID = try context.performAndWait {
+            let stop = makeStop(context, 1)
+            try context.save()
+            return stop.objectID
+        }
+        let database = try Database.open(path: stack.url.path)
+        let key = TupleKey.encode([.integer(id.primaryKey)])
+        try database.update { tx in
+            let tree = try tx.tree("rows.Stop")
+            var bytes = try #require(try tree.get(key))
+            // The last column of this stop (no parent) is a null: one tag byte.
+            #expect(bytes.last == RowCodec.Tag.null.rawValue)
+            switch damage {
+            case .columnCutShort: bytes[bytes.count - 1] = RowCodec.Tag.string.rawValue
+            case .columnMissing: bytes.removeLast()
+            }
+            try tree.put(key, bytes)
+        }
+        try stack.reopen()
+        let fresh = stack.context()
+        let error: StoreError? = fresh.performAndWait {
+            #expect(throws: StoreError.self) {
+                var request = FetchRequest(entityName: "Stop")
+                switch path {
+                case .fault: _ = try fresh.existingObject(with: try stack.id(id))
+                case .objects:
+                    request.returnsObjectsAsFaults = false
+                    _ = try fresh.fetch(request)
+                case .positionalValues: _ = try fresh.fetchValues(request, as: FetchValuesTests.PositionalRow.self)
+                case .decodableValues: _ = try fresh.fetchValues(request, as: FetchValuesTests.StopRow.self)
+                case .dictionaries:
+                    request.resultType = .dictionaries
+                    request.propertiesToFetch = [.key("identifier"), .key("name"), .key("parent")]
+                    _ = try fresh.fetch(request)
+                }
+            }
+        }
+        guard case .corruptRow(let location, let detail)? = error else {
+            Issue.record("expected corruptRow, got \(String(describing: error))")
+            return
+        }
+        #expect(location == "rows.Stop/\(id.primaryKey)")
+        switch damage {
+        case .columnCutShort: #expect(detail.contains("at byte"), "\(detail)")
+        case .columnMissing:
+            // Values read by position decode the row up to the last column they read, which
+            // here is the missing one; every other path checks the row's column count.
+            let expected = path == .positionalValues ? "unexpected end at byte" : "6 columns where Stop has 7"
+            #expect(detail.contains(expected), "\(detail)")
         }
     }
 

@@ -177,7 +177,7 @@ final class BTreeStore: StoreStorage {
     private func decodeRow(_ bytes: UnsafeRawBufferPointer, of id: ObjectID) throws -> StoredRow {
         // Built only for an error message: a string per row read would cost an allocation.
         func location() -> String { "\(id.info.rowTree)/\(id.primaryKey)" }
-        let row = try RowCodec.decode(bytes, context: location())
+        let row = try RowCodec.decode(bytes, tree: id.info.rowTree, key: id.primaryKey)
         guard let info = model.infosByCode[row.entityCode], id.info.includes(info) else {
             throw StoreError.corruptRow(location: location(), detail: "entity code \(row.entityCode) is not \(id.info.name) or a sub-entity")
         }
@@ -234,7 +234,7 @@ final class BTreeStore: StoreStorage {
                     guard let pk = IndexKeys.trailingKey(key) else {
                         throw StoreError.corruptRow(location: info.rowTree, detail: "malformed row key")
                     }
-                    let row = try RowCodec.decode(value, context: "\(info.rowTree)/\(pk)")
+                    let row = try RowCodec.decode(value, tree: info.rowTree, key: pk)
                     let matches = includeSubentities ? info.descendantCodes.contains(row.entityCode) : row.entityCode == info.code
                     if matches { result.append(try objectID(code: row.entityCode, key: pk, location: info.rowTree)) }
                     return true

@@ -23,7 +23,7 @@ extension BTreeStore {
                     }
                     try tx.tree(root.rowTree).forEachUnsafe { key, value in
                         guard let pk = IndexKeys.trailingKey(key) else { throw StoreError.corruptRow(location: root.rowTree, detail: "malformed row key") }
-                        let row = try RowCodec.decode(value, context: "\(root.rowTree)/\(pk)")
+                        let row = try RowCodec.decode(value, tree: root.rowTree, key: pk)
                         guard let info = model.infosByCode[row.entityCode], info.rootCode == root.code else {
                             problems.append("\(root.rowTree)/\(pk): entity code \(row.entityCode) is not in the hierarchy")
                             return problems.count < limit

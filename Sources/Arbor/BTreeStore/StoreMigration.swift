@@ -211,7 +211,7 @@ private struct Migration {
             guard let pk = IndexKeys.trailingKey(key) else {
                 throw StoreError.corruptRow(location: root.rowTree, detail: "malformed row key")
             }
-            let row = try RowCodec.decode(value, context: "\(root.rowTree)/\(pk)")
+            let row = try RowCodec.decode(value, tree: root.rowTree, key: pk)
             for (position, entry) in rebuilt.enumerated() where entry.codes.contains(row.entityCode) {
                 if entry.index.isText {
                     if let text = IndexKeys.text(of: entry.index, in: row.columns) {

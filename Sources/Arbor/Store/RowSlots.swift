@@ -68,18 +68,18 @@ final class RowSlots {
     }
 
     /// Makes the slots of the encoded row `bytes` the current row's, decoding only them.
-    /// - Throws: `StoreError.corruptRow` at `location` when the row is malformed up to the
-    ///   last slot read, or has fewer columns (Spec/object-store.md §3: a row has one column
-    ///   per slot of its entity).
+    /// - Throws: `RowCodec.Malformed` when the row is malformed up to the last slot read, or has fewer
+    ///   columns (Spec/object-store.md §3: a row has one column per slot of its entity); the
+    ///   caller, which knows the row, names it (no description of the row is made per row).
     /// - Complexity: O(bytes up to the last slot read); allocates only what the values hold
     ///   (strings, data).
-    func load(encoded bytes: UnsafeRawBufferPointer, location: () -> String) throws {
+    func load(encoded bytes: UnsafeRawBufferPointer) throws(RowCodec.Malformed) {
         var reader = ByteReader(bytes: bytes)
         do {
             let format = try reader.byte()
             guard format == RowCodec.formatByte else {
                 // Earlier formats: decoded whole, as any read of them is.
-                load(try RowCodec.decode(bytes, context: location(), keepsColumnsEncoded: false).columns)
+                load(try RowCodec.decoded(bytes, keepsColumnsEncoded: false).columns)
                 return
             }
             _ = try reader.varint()  // version
@@ -93,8 +93,12 @@ final class RowSlots {
                 values[index] = try RowCodec.column(&reader, format: format)
                 position += 1
             }
+        } catch let malformed as RowCodec.Malformed {
+            throw malformed
         } catch let failure as ByteReader.Failure {
-            throw StoreError.corruptRow(location: location(), detail: "\(failure.text) at byte \(reader.offset)")
+            throw RowCodec.Malformed(detail: "\(failure.text) at byte \(reader.offset)")
+        } catch {
+            throw RowCodec.Malformed(detail: "\(error)")
         }
     }
 }

@@ -130,6 +130,32 @@ enum RowCodec {
     /// of its columns encoded (see `RowColumns`) unless `keepsColumnsEncoded` is false.
     static func decode(_ bytes: UnsafeRawBufferPointer, context: @autoclosure () -> String,
                        keepsColumnsEncoded: Bool = true) throws -> StoredRow {
+        do { return try decoded(bytes, keepsColumnsEncoded: keepsColumnsEncoded) } catch {
+            throw StoreError.corruptRow(location: context(), detail: error.detail)
+        }
+    }
+
+    /// `decode` of the row `key` of the row tree `tree`, which are named only in the error of a
+    /// malformed row: a hot loop's autoclosure naming the row would capture what names it
+    /// (a retain and a release for every row read).
+    static func decode(_ bytes: UnsafeRawBufferPointer, tree: String, key: Int64, keepsColumnsEncoded: Bool = true) throws -> StoredRow {
+        do { return try decoded(bytes, keepsColumnsEncoded: keepsColumnsEncoded) } catch {
+            throw StoreError.corruptRow(location: "\(tree)/\(key)", detail: error.detail)
+        }
+    }
+
+    /// `decode(_:tree:key:keepsColumnsEncoded:)` of a copied row.
+    static func decode(_ bytes: [UInt8], tree: String, key: Int64, keepsColumnsEncoded: Bool = true) throws -> StoredRow {
+        try bytes.withUnsafeBytes { try decode($0, tree: tree, key: key, keepsColumnsEncoded: keepsColumnsEncoded) }
+    }
+
+    /// A row's bytes that cannot be read: what is wrong, and at which byte.
+    struct Malformed: Error {
+        let detail: String
+    }
+
+    /// `decode` without naming the row.
+    static func decoded(_ bytes: UnsafeRawBufferPointer, keepsColumnsEncoded: Bool) throws(Malformed) -> StoredRow {
         var reader = ByteReader(bytes: bytes)
         do {
             let format = try reader.byte()
@@ -165,7 +191,9 @@ enum RowCodec {
             }
             return StoredRow(entityCode: code, version: version, columns: columns)
         } catch let failure as ByteReader.Failure {
-            throw StoreError.corruptRow(location: context(), detail: "\(failure.text) at byte \(reader.offset)")
+            throw Malformed(detail: "\(failure.text) at byte \(reader.offset)")
+        } catch {
+            throw Malformed(detail: "\(error)")
         }
     }
 

@@ -168,7 +168,7 @@ extension BTreeStore {
                     var rows: [(ObjectID, StoredRow, [ColumnValue])] = []
                     var failures: [ValidationFailure] = []
                     try visitRows(tx, tree: info.rowTree, sortedKeys: chunk) { key, bytes in
-                        let row = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(key)")
+                        let row = try RowCodec.decode(bytes, tree: info.rowTree, key: key)
                         guard let concrete = model.infosByCode[row.entityCode], info.includes(concrete) else {
                             throw StoreError.corruptRow(location: "\(info.rowTree)/\(key)", detail: "entity code \(row.entityCode) is not \(info.name) or a sub-entity")
                         }

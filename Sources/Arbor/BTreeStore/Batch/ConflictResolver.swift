@@ -136,7 +136,7 @@ struct ConflictResolver {
             var orderByKey: [Int64: Int] = [:]
             for (id, order) in updated { orderByKey[id.primaryKey] = order }
             try store.visitRows(tx, tree: info.rowTree, sortedKeys: orderByKey.keys.sorted()) { key, bytes in
-                if let order = orderByKey[key] { rows[order] = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(key)") }
+                if let order = orderByKey[key] { rows[order] = try RowCodec.decode(bytes, tree: info.rowTree, key: key) }
                 return true
             }
             for (id, order) in updated.sorted(by: { $0.value < $1.value }) {

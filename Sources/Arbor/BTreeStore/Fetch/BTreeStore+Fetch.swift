@@ -129,6 +129,12 @@ extension BTreeStore {
                     found.examined += 1
                     if found.examined % 256 == 0, let onProgress { try onProgress(found.examined) }
                     guard let concrete = fetchedEntity(row.entityCode) else { return false }
+                    // A row has one column per slot of its entity (Spec/object-store.md §3), as a
+                    // fault checks too: a short row is damage, not missing values.
+                    guard row.columns.count == concrete.columnCount else {
+                        throw StoreError.corruptRow(location: "\(info.rowTree)/\(key)",
+                                                    detail: "\(row.columns.count) columns where \(concrete.name) has \(concrete.columnCount)")
+                    }
                     let id = ObjectID(info: concrete, storeBits: identifierBits, key: key)
                     // A subject only when a residual or a sort key path reads through it.
                     guard (!checked && residual != nil) || !keyPaths.isEmpty else {
@@ -157,12 +163,16 @@ extension BTreeStore {
                     let id = ObjectID(info: concrete, storeBits: identifierBits, key: pk)
                     if !checked {
                         if let residual {
-                            let row = try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)")
+                            let row = try RowCodec.decode(bytes, tree: info.rowTree, key: pk)
                             guard try evaluator.evaluate(residual, RowSubject(subjectID: id, entity: concrete, row: row, store: self, tx: tx)) else { return nil }
                         }
                         if !found.memberChecks.isEmpty, try !passesMemberChecks(pk) { return nil }
                     }
-                    try visit.slots.load(encoded: bytes) { "\(info.rowTree)/\(pk)" }
+                    // Named only when malformed (as `RowCodec.decode(_:tree:key:)` does): a closure
+                    // naming the row would capture the entity, a retain and a release per row.
+                    do { try visit.slots.load(encoded: bytes) } catch {
+                        throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: error.detail)
+                    }
                     found.noteVisited()
                     return id
                 }
@@ -175,7 +185,7 @@ extension BTreeStore {
                         try visit.body(id)
                         return true
                     }
-                    return try consider(pk, try RowCodec.decode(bytes, context: "\(info.rowTree)/\(pk)"), checked: checked, residual: residual)
+                    return try consider(pk, try RowCodec.decode(bytes, tree: info.rowTree, key: pk), checked: checked, residual: residual)
                 }
                 /// Considers the stored row `bytes` of `pk`: by its key and entity code alone when
                 /// they suffice, else taken (`take`).

@@ -210,7 +210,7 @@ struct OwnerMembers {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "malformed entry")
                 }
                 guard let row = try store.withRow(rows, pk, endingEntry: key, at: start, {
-                    try RowCodec.decode($0, context: "\(plan.destination.rowTree)/\(pk)")
+                    try RowCodec.decode($0, tree: plan.destination.rowTree, key: pk)
                 }) else {
                     throw StoreError.corruptRow(location: plan.index.tree, detail: "entry for missing row \(pk)")
                 }
