@@ -25,22 +25,27 @@ public protocol FetchableValue {
 
 /// A fetched row, read by the positions of `FetchableValue.fetchedProperties`.
 public struct FetchedRowValues {
-    let decoding: RowValueDecoding
-    let fields: [RowValueDecoding.Field?]
+    /// What every row of the fetch shares: one reference, so that making a row's values
+    /// retains one object, not three.
+    let reader: PositionalReader
     /// The row's stored columns, read directly; nil when the row is read otherwise.
     let columns: RowColumns?
-    /// The row's columns a visit loaded, read directly; nil when the row is read otherwise.
-    let slots: RowSlots?
+    /// Whether the row is the one the reader's slots hold (a visit loaded it there).
+    let inSlots: Bool
 
-    /// The current row of `decoding`, which was loaded from `source`. (Taken from `source`
-    /// rather than asked of `decoding`: each question copies its source, a retain and a release.)
-    init(decoding: RowValueDecoding, fields: [RowValueDecoding.Field?], source: borrowing RowValueDecoding.Source) {
-        self.decoding = decoding
-        self.fields = fields
+    var decoding: RowValueDecoding { reader.decoding }
+    var fields: [RowValueDecoding.Field?] { reader.fields }
+
+    /// The current row of `reader`'s decoding, which was loaded from `source`. (Taken from
+    /// `source` rather than asked of the decoding: each question copies its source, a retain
+    /// and a release.)
+    init(reader: PositionalReader, source: borrowing RowValueDecoding.Source) {
+        self.reader = reader
         switch source {
-        case .slots(let slots, _): (self.slots, columns) = (slots, nil)
-        case .columns(let columns, _): (slots, self.columns) = (nil, columns)
-        case .object, .none: (slots, columns) = (nil, nil)
+        case .slots(let slots, _): (columns, inSlots) = (nil, slots === reader.slots)
+        case .columns(let columns, _): (self.columns, inSlots) = (columns, false)
+        case .loaded: (columns, inSlots) = (nil, true)
+        case .object, .none: (columns, inSlots) = (nil, false)
         }
     }
 
@@ -80,7 +85,7 @@ public struct FetchedRowValues {
     /// The attribute value at `position` (`.null` when it is not an attribute).
     public func attribute(_ position: Int) -> AttributeValue {
         guard position >= 0, position < fields.count, case .attribute(let slot)? = fields[position] else { return .null }
-        if let slots { return slots.attribute(slot) }
+        if inSlots, let slots = reader.slots { return slots.attribute(slot) }
         if let columns { return RowValueDecoding.value(slot: slot, in: columns) }
         return decoding.value(slot: slot)
     }
@@ -106,5 +111,20 @@ public enum FetchValueError: Error, Equatable, Sendable, CustomStringConvertible
         case .missingValue(let property): return "\(property) has no value"
         case .typeMismatch(let property, let expected, let found): return "\(property) is \(found), not \(expected)"
         }
+    }
+}
+
+/// What the rows of one fetch by position share: the decoding, the fields of
+/// `fetchedProperties`, and the slots a visit loads each row into (nil when rows are read
+/// otherwise).
+final class PositionalReader {
+    let decoding: RowValueDecoding
+    let fields: [RowValueDecoding.Field?]
+    let slots: RowSlots?
+
+    init(decoding: RowValueDecoding, fields: [RowValueDecoding.Field?], slots: RowSlots?) {
+        self.decoding = decoding
+        self.fields = fields
+        self.slots = slots
     }
 }

@@ -79,7 +79,7 @@ extension ManagedObjectContext {
         let decoding = try valueDecoding(request)
         let base = try shaping.properties.map { $0.keyPath == "SELF" ? .objectID : try decoding.resolve([$0.keyPath])[0] }
         fieldsByEntity[ObjectIdentifier(decoding.info)] = base
-        let run = try valueRows(request, decoding, layout: decoding.layout(of: base)) { decoding, id, source -> [String: Any]? in
+        let run = try valueRows(request, decoding, visiting: RowSlots(decoding.layout(of: base))) { decoding, id, source -> [String: Any]? in
             // A subentity's row resolves the names in its own entity.
             let entity = ObjectIdentifier(id.info)
             let fields: [RowValueDecoding.Field?]

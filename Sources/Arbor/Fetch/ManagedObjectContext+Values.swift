@@ -42,10 +42,11 @@ extension ManagedObjectContext {
         let decoding = try valueDecoding(request)
         // Resolved before any row is read: a property the entity lacks is an error even when no row matches.
         let resolved = try valueFields(T.self, of: decoding)
-        let fields = resolved.fields
-        return try valueRows(request, decoding, layout: resolved.layout) { decoding, id, source in
+        let slots = RowSlots(resolved.layout)
+        let reader = PositionalReader(decoding: decoding, fields: resolved.fields, slots: slots)
+        return try valueRows(request, decoding, visiting: slots) { decoding, id, source in
             decoding.load(id: id, from: source)
-            return try T(row: FetchedRowValues(decoding: decoding, fields: fields, source: source))
+            return try T(row: FetchedRowValues(reader: reader, source: source))
         }
     }
 
@@ -74,7 +75,7 @@ extension ManagedObjectContext {
     /// or from its object's current values when the context changed it.
     func forEachValueRow<T>(_ request: FetchRequest,
                             _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> [T] {
-        try valueRows(request, try valueDecoding(request), layout: nil, make).values
+        try valueRows(request, try valueDecoding(request), visiting: nil, make).values
     }
 
     /// The decoding of `request`'s rows.
@@ -85,19 +86,26 @@ extension ManagedObjectContext {
         return RowValueDecoding(info: info, context: self)
     }
 
-    /// `forEachValueRow` with what `explain` reports (see `ValueRun`). With the stored columns
-    /// `make` reads (`layout`), and no unsaved change or sort in the way, each row is visited
-    /// where it lies in its page and only those columns are decoded (`ContextFetch.visitStoredRows`).
-    func valueRows<T>(_ request: FetchRequest, _ decoding: RowValueDecoding, layout: RowSlotLayout?,
+    /// `forEachValueRow` with what `explain` reports (see `ValueRun`). With slots for the stored
+    /// columns `make` reads (`visiting`), and no unsaved change or sort in the way, each row is
+    /// visited where it lies in its page and only those columns are decoded into them
+    /// (`ContextFetch.visitStoredRows`).
+    func valueRows<T>(_ request: FetchRequest, _ decoding: RowValueDecoding, visiting loaded: RowSlots?,
                       _ make: (RowValueDecoding, ObjectID, RowValueDecoding.Source) throws -> T) throws -> ValueRun<T> {
         var rowsRequest = request
         rowsRequest.resultType = .managedObjects
         rowsRequest.includesPropertyValues = true
         let values = ValueList<T>()  // not [T]: see ValueList
-        if let layout {
-            let loaded = RowSlots(layout)
+        if let loaded {
+            // Every row of a store is loaded into the same slots: the decoding takes them with
+            // the store's references once per store, and each row is made from them (`.loaded`).
+            var sourceStore: PersistentStore?
             let visited = try ContextFetch.visitStoredRows(of: rowsRequest, in: self, loading: loaded) { id, store in
-                values.append(try make(decoding, id, .slots(loaded, store.references)))
+                if sourceStore !== store {
+                    decoding.load(id: id, from: .slots(loaded, store.references))
+                    sourceStore = store
+                }
+                values.append(try make(decoding, id, .loaded))
             }
             if let visited {
                 return ValueRun(values: values.takeArray(), statistics: visited, decoding: decoding, fromObjects: 0, inPlace: true)
@@ -137,7 +145,7 @@ extension ManagedObjectContext {
 
     /// `explainValues` for a `Decodable` type: the keys are those its decoding asked for.
     public func explainValues<T: Decodable>(_ request: FetchRequest, as type: T.Type) throws -> [FetchStatistics] {
-        let run = try valueRows(request, try valueDecoding(request), layout: nil) { decoding, id, source in
+        let run = try valueRows(request, try valueDecoding(request), visiting: nil) { decoding, id, source in
             try decoding.decode(type, id: id, from: source)
         }
         let keys = run.decoding.recordedKeys

@@ -33,6 +33,10 @@ final class RowValueDecoding {
         /// The columns a visit loaded (see `RowSlots`), and the store's references.
         case slots(RowSlots, StoredReferences?)
         case object(ManagedObject)
+        /// The source the decoding already holds: the rows of a visit share one (the slots the
+        /// visit loads each row into), which is loaded once, not stored again for every row
+        /// (a retain and a release of each of its parts).
+        case loaded
     }
 
     init(info: EntityInfo, context: ManagedObjectContext) {
@@ -44,15 +48,23 @@ final class RowValueDecoding {
     /// Decodes `T` from the row `id`, read from `source`.
     func decode<T: Decodable>(_ type: T.Type, id: ObjectID, from source: Source) throws -> T {
         load(id: id, from: source)
-        defer { self.source = .none }
+        // A row's own source is let go with the row; a shared one stays for the next.
+        defer { if case .loaded = source {} else { self.source = .none } }
         return try T(from: RowDecoder(state: self, codingPath: []))
     }
 
-    /// Makes the row `id`, read from `source`, the current row.
+    /// Makes the row `id`, read from `source`, the current row (`.loaded`: from the source
+    /// already held).
     func load(id: ObjectID, from source: Source) {
         self.id = id
-        self.source = source
+        if case .loaded = source {} else { self.source = source }
         position = 0
+    }
+
+    /// The slots the current row was loaded into, when it came from a visit.
+    var loadedSlots: RowSlots? {
+        if case .slots(let slots, _) = source { return slots }
+        return nil
     }
 
     /// The names a `FetchableValue` reads, by position (for errors).
@@ -116,7 +128,7 @@ final class RowValueDecoding {
         case .columns(let columns, _): return Self.value(slot: slot, in: columns)
         case .slots(let slots, _): return slots.attribute(slot)
         case .object(let object): return context.currentAttribute(object, slot: slot)
-        case .none: return .null
+        case .none, .loaded: return .null
         }
     }
 
@@ -136,7 +148,7 @@ final class RowValueDecoding {
             guard case .reference(let code, let key) = slots.column(relationship.slot) else { return nil }
             return references?.objectID(code: code, key: key)
         case .object(let object): return context.toOneTarget(object, relationship)
-        case .none: return nil
+        case .none, .loaded: return nil
         }
     }
 
