@@ -79,7 +79,8 @@ extension ManagedObjectContext {
         let decoding = try valueDecoding(request)
         let base = try shaping.properties.map { $0.keyPath == "SELF" ? .objectID : try decoding.resolve([$0.keyPath])[0] }
         fieldsByEntity[ObjectIdentifier(decoding.info)] = base
-        let run = try valueRows(request, decoding, visiting: RowSlots(decoding.layout(of: base))) { decoding, id, source -> [String: Any]? in
+        let slots = RowSlots(decoding.layout(of: base))
+        let run = try valueRows(request, decoding, visiting: slots) { decoding, id, source -> [String: Any]? in
             // A subentity's row resolves the names in its own entity.
             let entity = ObjectIdentifier(id.info)
             let fields: [RowValueDecoding.Field?]
@@ -91,12 +92,16 @@ extension ManagedObjectContext {
                 fieldsByEntity[entity] = fields
             }
             decoding.load(id: id, from: source)
+            // A visited row is read from the slots it was loaded into: asking the decoding would
+            // copy its source (a retain and a release) for every value.
+            let visited: Bool
+            if case .loaded = source { visited = true } else { visited = false }
             var dictionary: [String: Any] = Dictionary(minimumCapacity: fields.count)
             var identity: [String] = []
             for (property, field) in zip(shaping.properties, fields) {
                 let value: PredicateValue
                 switch field {
-                case .attribute(let slot)?: value = .scalar(decoding.value(slot: slot))
+                case .attribute(let slot)?: value = .scalar(visited ? slots.attribute(slot) : decoding.value(slot: slot))
                 case .toOne(let relationship)?: value = .object(decoding.target(relationship))
                 case .objectID?: value = .object(id)
                 case nil: value = .null
