@@ -94,8 +94,7 @@ extension ManagedObjectContext {
             decoding.load(id: id, from: source)
             // A visited row is read from the slots it was loaded into: asking the decoding would
             // copy its source (a retain and a release) for every value.
-            let visited: Bool
-            if case .loaded = source { visited = true } else { visited = false }
+            let visited = source.isLoaded
             var dictionary: [String: Any] = Dictionary(minimumCapacity: fields.count)
             var identity: [String] = []
             for (property, field) in zip(shaping.properties, fields) {

@@ -37,6 +37,11 @@ final class RowValueDecoding {
         /// visit loads each row into), which is loaded once, not stored again for every row
         /// (a retain and a release of each of its parts).
         case loaded
+
+        var isLoaded: Bool {
+            if case .loaded = self { return true }
+            return false
+        }
     }
 
     init(info: EntityInfo, context: ManagedObjectContext) {
@@ -49,7 +54,7 @@ final class RowValueDecoding {
     func decode<T: Decodable>(_ type: T.Type, id: ObjectID, from source: Source) throws -> T {
         load(id: id, from: source)
         // A row's own source is let go with the row; a shared one stays for the next.
-        defer { if case .loaded = source {} else { self.source = .none } }
+        defer { if !source.isLoaded { self.source = .none } }
         return try T(from: RowDecoder(state: self, codingPath: []))
     }
 
@@ -57,14 +62,8 @@ final class RowValueDecoding {
     /// already held).
     func load(id: ObjectID, from source: Source) {
         self.id = id
-        if case .loaded = source {} else { self.source = source }
+        if !source.isLoaded { self.source = source }
         position = 0
-    }
-
-    /// The slots the current row was loaded into, when it came from a visit.
-    var loadedSlots: RowSlots? {
-        if case .slots(let slots, _) = source { return slots }
-        return nil
     }
 
     /// The names a `FetchableValue` reads, by position (for errors).

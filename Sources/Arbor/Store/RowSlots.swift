@@ -68,9 +68,9 @@ final class RowSlots {
     }
 
     /// Makes the slots of the encoded row `bytes` the current row's, decoding only them.
-    /// - Throws: `RowCodec.Malformed` when the row is malformed up to the last slot read, or has fewer
-    ///   columns (Spec/object-store.md §3: a row has one column per slot of its entity); the
-    ///   caller, which knows the row, names it (no description of the row is made per row).
+    /// - Throws: `RowCodec.Malformed` when the row is malformed up to the last slot read, or
+    ///   has fewer columns (Spec/object-store.md §3: a row has one column per slot of its
+    ///   entity); the caller, which knows the row, names it (no description is made per row).
     /// - Complexity: O(bytes up to the last slot read); allocates only what the values hold
     ///   (strings, data).
     func load(encoded bytes: UnsafeRawBufferPointer) throws(RowCodec.Malformed) {
