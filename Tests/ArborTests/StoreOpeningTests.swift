@@ -85,6 +85,17 @@ struct StoreOpeningTests {
 
     @Test("a corrupt row gives a typed error naming the row, never a crash")
     func corruptRow() throws {
+        // The row replaced by garbage.
+        let (stack, id) = try Self.storeWithDamagedStop { $0 = [1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 200, 1] }
+        let fresh = stack.context()
+        fresh.performAndWait {
+            let error = #expect(throws: StoreError.self) { try fresh.existingObject(with: try stack.id(id)) }
+            #expect(error?.description.contains("rows.Stop/1") == true)
+        }
+    }
+
+    /// A store with one stop whose stored row `damage` rewrote (through the engine), reopened.
+    static func storeWithDamagedStop(_ damage: (inout [UInt8]) throws -> Void) throws -> (TestStack, ObjectID) {
         let stack = try TestStack()
         let context = stack.context()
         let id: ObjectID = try context.performAndWait {
@@ -92,15 +103,16 @@ struct StoreOpeningTests {
             try context.save()
             return stop.objectID
         }
-        // Overwrite the row through the engine with garbage.
         let database = try Database.open(path: stack.url.path)
-        try database.update { tx in try tx.tree("rows.Stop").put(TupleKey.encode([.integer(id.primaryKey)]), [1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 200, 1]) }
-        try stack.reopen()
-        let fresh = stack.context()
-        fresh.performAndWait {
-            let error = #expect(throws: StoreError.self) { try fresh.existingObject(with: try stack.id(id)) }
-            #expect(error?.description.contains("rows.Stop/1") == true)
+        let key = TupleKey.encode([.integer(id.primaryKey)])
+        try database.update { tx in
+            let tree = try tx.tree("rows.Stop")
+            var bytes = try #require(try tree.get(key))
+            try damage(&bytes)
+            try tree.put(key, bytes)
         }
+        try stack.reopen()
+        return (stack, id)
     }
 
     /// The ways a row is read: a fault, a fetch of objects, values by position (decoded where
@@ -118,27 +130,14 @@ struct StoreOpeningTests {
     @Test("a damaged row is named, with what is wrong, by every path that reads it",
           arguments: RowReadPath.allCases, RowDamage.allCases)
     func damagedRow(path: RowReadPath, damage: RowDamage) throws {
-        let stack = try TestStack()
-        let context = stack.context()
-        let id: ObjectID = try context.performAndWait {
-            let stop = makeStop(context, 1)
-            try context.save()
-            return stop.objectID
-        }
-        let database = try Database.open(path: stack.url.path)
-        let key = TupleKey.encode([.integer(id.primaryKey)])
-        try database.update { tx in
-            let tree = try tx.tree("rows.Stop")
-            var bytes = try #require(try tree.get(key))
+        let (stack, id) = try Self.storeWithDamagedStop { bytes in
             // The last column of this stop (no parent) is a null: one tag byte.
             #expect(bytes.last == RowCodec.Tag.null.rawValue)
             switch damage {
             case .columnCutShort: bytes[bytes.count - 1] = RowCodec.Tag.string.rawValue
             case .columnMissing: bytes.removeLast()
             }
-            try tree.put(key, bytes)
         }
-        try stack.reopen()
         let fresh = stack.context()
         let error: StoreError? = fresh.performAndWait {
             #expect(throws: StoreError.self) {
