@@ -6,12 +6,17 @@ import Testing
 /// snapshot a new one would show, of its own database; otherwise a new transaction is begun.
 @Suite("Reusing a closed read transaction for the same snapshot")
 struct ReadReuseTests {
+    /// A new store `name` in a new directory, with tree "t" holding one entry ([1]: [1]).
+    static func storeWithOneEntry(_ name: String) throws -> (TemporaryDirectory, Database) {
+        let directory = TemporaryDirectory()
+        let db = try Database.open(path: directory.file(name))
+        try db.update { tx in try tx.createTree("t").put([1], [1]) }
+        return (directory, db)
+    }
+
     @Test("reused for the same snapshot only: not after a commit, not open, not of another database, not a writer")
     func reuseRules() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("reuse.arbor")
-        let db = try Database.open(path: path)
-        try db.update { tx in try tx.createTree("t").put([1], [1]) }
+        let (directory, db) = try Self.storeWithOneEntry("reuse.arbor")
 
         let first = try db.beginRead()
         #expect(try db.beginRead(reusing: first) !== first)  // still open: not taken
@@ -37,10 +42,8 @@ struct ReadReuseTests {
 
     @Test("a commit by another handle (another process) is seen: the kept transaction is not reused")
     func otherHandleCommit() throws {
-        let directory = TemporaryDirectory()
+        let (directory, db) = try Self.storeWithOneEntry("handles.arbor")
         let path = directory.file("handles.arbor")
-        let db = try Database.open(path: path)
-        try db.update { tx in try tx.createTree("t").put([1], [1]) }
         let kept = try db.beginRead()
         kept.close()
         try Database.open(path: path).update { tx in try tx.tree("t").put([3], [3]) }

@@ -181,9 +181,7 @@ final class BTreeStore: StoreStorage {
         guard let info = model.infosByCode[row.entityCode], id.info.includes(info) else {
             throw StoreError.corruptRow(location: location(), detail: "entity code \(row.entityCode) is not \(id.info.name) or a sub-entity")
         }
-        guard row.columns.count == info.columnCount else {
-            throw StoreError.corruptRow(location: location(), detail: "\(row.columns.count) columns where \(info.name) has \(info.columnCount)")
-        }
+        try row.checkColumnCount(of: info, tree: id.info.rowTree, key: id.primaryKey)
         return row
     }
 

@@ -27,6 +27,22 @@ struct StoredRow: Hashable, Sendable {
     init(entityCode: UInt16, version: UInt64, columns: [ColumnValue]) {
         self.init(entityCode: entityCode, version: version, columns: RowColumns(columns))
     }
+
+    /// Checks that the row has one column per slot of `info` (Spec/object-store.md §3): a short
+    /// or long row is damage, not missing values. The row (`key` of row tree `tree`) is named
+    /// only in the error.
+    /// - Throws: `StoreError.corruptRow` saying how many columns it has.
+    /// - Complexity: O(1); inlined into the per-row loops that call it, the error made apart.
+    @inline(__always)
+    func checkColumnCount(of info: EntityInfo, tree: String, key: Int64) throws {
+        let count = columns.count
+        if count != info.columnCount { throw Self.columnCountError(count, info, tree, key) }
+    }
+
+    @inline(never)
+    private static func columnCountError(_ count: Int, _ info: EntityInfo, _ tree: String, _ key: Int64) -> StoreError {
+        .corruptRow(location: "\(tree)/\(key)", detail: "\(count) columns where \(info.name) has \(info.columnCount)")
+    }
 }
 
 /// The binary encoding of rows (Spec/object-store.md, "Rows").

@@ -129,12 +129,7 @@ extension BTreeStore {
                     found.examined += 1
                     if found.examined % 256 == 0, let onProgress { try onProgress(found.examined) }
                     guard let concrete = fetchedEntity(row.entityCode) else { return false }
-                    // A row has one column per slot of its entity (Spec/object-store.md §3), as a
-                    // fault checks too: a short row is damage, not missing values.
-                    guard row.columns.count == concrete.columnCount else {
-                        throw StoreError.corruptRow(location: "\(info.rowTree)/\(key)",
-                                                    detail: "\(row.columns.count) columns where \(concrete.name) has \(concrete.columnCount)")
-                    }
+                    try row.checkColumnCount(of: concrete, tree: info.rowTree, key: key)
                     let id = ObjectID(info: concrete, storeBits: identifierBits, key: key)
                     // A subject only when a residual or a sort key path reads through it.
                     guard (!checked && residual != nil) || !keyPaths.isEmpty else {
