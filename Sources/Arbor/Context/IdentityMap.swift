@@ -7,31 +7,43 @@
 ///
 /// Entries are not weak references: those gave every object a side table (an allocation, and
 /// slower retains and releases for its whole life). Instead an object empties its own entry as
-/// it deinitializes (`remove`), so every entry names a live object or none. Emptied entries
-/// keep their ID (a probe passes over them, and registering that ID again refills them); they
-/// are dropped when the table is rebuilt, which happens once entries fill three quarters of
-/// the slots. A table rebuilt to register one more object is sized so that the live objects
-/// fill at most three eighths of it: three eighths of its slots are then filled before the next
-/// rebuild, so rebuilding costs O(1) amortized per object registered. A table rebuilt for a
-/// reservation (a fetch about to register its objects) is sized as a dictionary would be, the
-/// objects reserved for filling at most three quarters of it.
+/// it deinitializes (`remove`), so every entry names a live object or none. Nor do entries hold
+/// the ID: each copy of an ID retains its entity, and a fetch registers every object it makes.
+/// An entry keeps the ID's hash bits, which tell most other IDs apart, and compares whole IDs
+/// through its object. An emptied entry matches no ID (a probe passes over it); registering an
+/// ID takes the first emptied entry its probe passed, or the vacant slot that ended the probe.
+/// Emptied entries are dropped when the table is rebuilt, which happens once used entries fill
+/// three quarters of the slots. A table rebuilt to register one more object is sized so that
+/// the live objects fill at most three eighths of it: three eighths of its slots are then
+/// filled before the next rebuild, so rebuilding costs O(1) amortized per object registered. A
+/// table rebuilt for a reservation (a fetch about to register its objects) is sized as a
+/// dictionary would be, the objects reserved for filling at most three quarters of it.
 struct IdentityMap {
-    /// A slot: the ID and its object (not retained), or nothing yet.
+    /// A slot: never used since the last rebuild, emptied, or holding an object (not retained).
     private struct Entry {
-        /// nil: the slot was never filled since the last rebuild (a probe stops here).
-        var id: ObjectID?
-        /// nil: emptied (its object was released or removed).
+        /// The hash bits of the object's ID (`ObjectID.hashBits`): equal IDs have equal bits.
+        var hashBits: UInt64
+        /// nil: vacant or emptied (its object was released or removed).
         var reference: Unmanaged<ManagedObject>?
+        /// Whether the slot was filled since the last rebuild (a probe stops at one that was not).
+        var isUsed: Bool
 
-        static var vacant: Entry { Entry(id: nil, reference: nil) }
+        static var vacant: Entry { Entry(hashBits: 0, reference: nil, isUsed: false) }
 
         var object: ManagedObject? { reference?.takeUnretainedValue() }
         /// Whether the entry is `object` (compared by address: nothing is retained).
         func holds(_ object: ManagedObject) -> Bool { reference?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() }
+        /// Whether the entry holds the object of `id`, whose hash bits are `bits`; the object's
+        /// ID is compared in place (no copy of it, so no retain of its entity).
+        @inline(__always)
+        func holds(_ id: ObjectID, bits: UInt64) -> Bool {
+            guard hashBits == bits, let reference else { return false }
+            return reference._withUnsafeGuaranteedRef { $0.objectID == id }
+        }
     }
 
     private var slots = [Entry](repeating: .vacant, count: IdentityMap.minimumCapacity)
-    /// Entries with an ID, emptied ones included (they await the next rebuild).
+    /// Used entries, emptied ones included (they await the next rebuild).
     private(set) var entryCount = 0
 
     static let minimumCapacity = 16
@@ -49,39 +61,47 @@ struct IdentityMap {
     struct Slot {
         fileprivate let position: Int
         fileprivate let moves: Int
+        /// The ID's hash bits: filling the slot then copies no ID (a copy retains its entity).
+        fileprivate let hashBits: UInt64
     }
 
     /// The object registered for `id`, if it is alive. O(1) expected.
-    subscript(id: ObjectID) -> ManagedObject? { slots[find(id)].object }
+    subscript(id: ObjectID) -> ManagedObject? { find(id).found.map { slots[$0].object } ?? nil }
 
     /// The object registered for `id`, if it is alive, and the slot `register(_:at:)` fills
     /// for it: an object made for an ID not found is registered without a second probe.
-    /// O(1) expected.
-    func lookup(_ id: ObjectID) -> (object: ManagedObject?, slot: Slot) {
-        let position = find(id)
-        return (slots[position].object, Slot(position: position, moves: moves))
+    /// O(1) expected. Mutating though it changes nothing: called on a context's map, a
+    /// non-mutating method was given a copy of the map (a retain and a release of its table).
+    mutating func lookup(_ id: ObjectID) -> (object: ManagedObject?, slot: Slot) {
+        let (found, free) = find(id)
+        if let found { return (slots[found].object, Slot(position: found, moves: moves, hashBits: id.hashBits)) }
+        return (nil, Slot(position: free, moves: moves, hashBits: id.hashBits))
     }
 
     /// Makes `object` the one for its ID (replacing any other). O(1) amortized.
     mutating func register(_ object: ManagedObject) {
         if (entryCount + 1) * 4 > slots.count * 3 { rebuild(forMore: 1, fill: 3.0 / 8) }
-        fill(find(object.objectID), with: object)
+        let id = object.objectID
+        let (found, free) = find(id)
+        fill(found ?? free, with: object, hashBits: id.hashBits)
     }
 
     /// `register(_:)` at `slot`, which `lookup` gave for the object's ID: probed again only
     /// when entries moved since (another registration, or the table must grow first).
     mutating func register(_ object: ManagedObject, at slot: Slot) {
         guard slot.moves == moves, (entryCount + 1) * 4 <= slots.count * 3 else { return register(object) }
-        fill(slot.position, with: object)
+        fill(slot.position, with: object, hashBits: slot.hashBits)
     }
 
-    /// Puts `object` in the slot of its ID's entry (`position`, found by `find`).
-    private mutating func fill(_ position: Int, with object: ManagedObject) {
-        if slots[position].id == nil {
-            slots[position].id = object.objectID
+    /// Puts `object`, whose ID's hash bits are `hashBits`, in the slot `position`: its ID's
+    /// entry, or the free slot `find` gave for it.
+    private mutating func fill(_ position: Int, with object: ManagedObject, hashBits: UInt64) {
+        if !slots[position].isUsed {
+            slots[position].isUsed = true
             entryCount += 1
-            moves &+= 1
         }
+        if slots[position].reference == nil { moves &+= 1 }  // a new entry for the ID: slots found before no longer hold
+        slots[position].hashBits = hashBits
         slots[position].reference = Unmanaged.passUnretained(object)
         object.identitySlot = position
     }
@@ -117,14 +137,21 @@ struct IdentityMap {
         moves &+= 1
     }
 
-    /// The slot of `id`'s entry, or the vacant slot where its entry would go.
-    private func find(_ id: ObjectID) -> Int {
-        var position = Int(truncatingIfNeeded: mixedHash(id.hashBits, seed: 0)) & mask
-        while let stored = slots[position].id {
-            if stored.primaryKey == id.primaryKey, stored == id { return position }
+    /// The slot holding `id`'s object (nil if none), and the slot a new entry for it would take:
+    /// the first emptied one the probe passed, or the vacant one that ended it.
+    private func find(_ id: ObjectID) -> (found: Int?, free: Int) {
+        let bits = id.hashBits
+        var position = Int(truncatingIfNeeded: mixedHash(bits, seed: 0)) & mask
+        var emptied: Int?
+        while slots[position].isUsed {
+            if slots[position].reference == nil {
+                if emptied == nil { emptied = position }
+            } else if slots[position].holds(id, bits: bits) {
+                return (position, position)
+            }
             position = (position &+ 1) & mask
         }
-        return position
+        return (nil, emptied ?? position)
     }
 
     /// Rebuilds the table without its emptied entries, with room for the live objects and
@@ -137,23 +164,26 @@ struct IdentityMap {
         slots = [Entry](repeating: .vacant, count: capacity)
         entryCount = live.count
         moves &+= 1
-        for entry in live {
-            guard let id = entry.id, let reference = entry.reference else { continue }
-            let position = find(id)
+        for var entry in live {
+            // Live IDs are distinct: each goes to the first vacant slot from its home.
+            var position = Int(truncatingIfNeeded: mixedHash(entry.hashBits, seed: 0)) & mask
+            while slots[position].isUsed { position = (position &+ 1) & mask }
+            entry.isUsed = true
             slots[position] = entry
-            reference.takeUnretainedValue().identitySlot = position
+            entry.reference?.takeUnretainedValue().identitySlot = position
         }
     }
 
-    /// Checks that every entry can be found from its ID's home slot, that `entryCount` counts
-    /// the entries, and that each live object remembers its slot (tests).
+    /// Checks that every live entry is the one its ID's probe finds and is remembered by its
+    /// object, that its hash bits are its object's, and that `entryCount` counts the used
+    /// entries (tests).
     func checkInvariants() -> Bool {
         var counted = 0
-        for (position, entry) in slots.enumerated() {
-            guard let id = entry.id else { continue }
+        for (position, entry) in slots.enumerated() where entry.isUsed {
             counted += 1
-            guard find(id) == position else { return false }
-            if let object = entry.object, object.identitySlot != position { return false }
+            guard let object = entry.object else { continue }
+            guard entry.hashBits == object.objectID.hashBits, find(object.objectID).found == position,
+                  object.identitySlot == position else { return false }
         }
         return counted == entryCount && entryCount * 4 <= slots.count * 3
     }

@@ -68,7 +68,7 @@ extension ManagedObjectContext {
             }
             // Checked as the object is taken: a plain cast of a class, with no metadata
             // search (`compactMap` over a second array ran unspecialized here).
-            if object is T { objects.append(object) }
+            if object is T { objects.append(consume object) }
         }
         for keyPath in request.relationshipKeyPathsForPrefetching {
             prefetch(objects, path: keyPath.split(separator: ".").map(String.init))

@@ -85,7 +85,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         get { committed }
         set {
             committed = newValue
-            storedColumns = newValue?.storedColumns
+            keep(newValue?.storedColumns)
         }
     }
     private var committed: CommittedValues?
@@ -95,6 +95,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// them without copying the committed state (see `storedAttribute`). Unchecked, as is
     /// `changes`: read at every property read, never accessed in overlapping ways.
     @exclusivity(unchecked) private(set) var storedColumns: RowColumns?
+    /// The storage of `storedColumns` when kept encoded, not retained (set with them, by
+    /// `keep(_:)`): a property read through the columns themselves retained and released their
+    /// storage, as the column's decoding might (for all the compiler knows) replace them.
+    @exclusivity(unchecked) private var storedEncoded: Unmanaged<EncodedColumns>?
     var committedVersion: UInt64?
     @exclusivity(unchecked) var changes: ChangeSet = [:]
     /// Whether the object is in its context's `changed` map (kept by the context's
@@ -142,15 +146,25 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// - Complexity: O(1), O(length) for a string or data column.
     @inline(__always)
     func storedAttribute(_ slot: Int) -> AttributeValue? {
-        guard changes.isEmpty, !isFaultState, !insertedFlag, let columns = storedColumns, slot >= 0, slot < columns.count,
-              case .value(let value) = columns[slot] else { return nil }
-        return value
+        guard changes.isEmpty, !isFaultState, !insertedFlag else { return nil }
+        if let encoded = storedEncoded {
+            // `storedColumns` keeps the storage alive, and decoding a column changes no object.
+            return encoded._withUnsafeGuaranteedRef { $0.attributeValue(at: slot) }
+        }
+        return storedColumns?.attributeValue(at: slot)
+    }
+
+    /// Makes `columns` the stored columns.
+    @inline(__always)
+    private func keep(_ columns: RowColumns?) {
+        storedEncoded = columns?.unretainedEncodedStorage
+        storedColumns = columns
     }
 
     /// Takes a stored row's columns as the committed state (`CommittedValues(columns:references:info:)`),
     /// each part retained once: a fetch fills every object it returns this way.
     func loadCommitted(columns: RowColumns, references: StoredReferences, version: UInt64) {
-        storedColumns = columns
+        keep(columns)
         committed = CommittedValues(columns: columns, references: references, info: info)
         committedVersion = version
     }

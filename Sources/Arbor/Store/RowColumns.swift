@@ -41,6 +41,23 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
         }
     }
 
+    /// The attribute value of the column at `position`: nil when `position` is out of range
+    /// or the column is a reference.
+    /// - Complexity: as the subscript.
+    @inline(__always)
+    func attributeValue(at position: Int) -> AttributeValue? {
+        guard position >= 0, position < count, case .value(let value) = self[position] else { return nil }
+        return value
+    }
+
+    /// The encoded storage, not retained, when the columns are kept encoded: valid while
+    /// these columns are kept.
+    @inline(__always)
+    var unretainedEncodedStorage: Unmanaged<EncodedColumns>? {
+        if case .encoded(let encoded) = storage { return Unmanaged.passUnretained(encoded) }
+        return nil
+    }
+
     /// The columns as an array of values.
     var values: [ColumnValue] {
         switch storage {
@@ -59,6 +76,15 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
 
     /// Whether the columns are kept encoded (tests).
     var isEncoded: Bool { if case .encoded = storage { return true } else { return false } }
+
+    /// Whether some column may be a reference: false when the columns are kept encoded and
+    /// none is (most rows), so a caller can skip `firstReference(where:)` and its closure.
+    var mayHaveReferences: Bool {
+        switch storage {
+        case .values: return true
+        case .encoded(let encoded): return encoded.hasReferences
+        }
+    }
 
     /// The entity code of the first reference column for which `isUnknown` holds, decoding no
     /// other column.
@@ -145,6 +171,15 @@ final class EncodedColumns: ManagedBuffer<EncodedColumns.Header, UInt8> {
             let end = position + 1 < count ? 2 * count + offset(position + 1, elements) : header.pointee.used
             out.append(contentsOf: UnsafeRawBufferPointer(start: elements + start, count: max(0, end - start)))
         }
+    }
+
+    /// The attribute value of column `position`: nil when `position` is out of range or the
+    /// column is a reference.
+    /// - Complexity: as `column(_:)`.
+    @inline(__always)
+    func attributeValue(at position: Int) -> AttributeValue? {
+        guard position >= 0, position < count, case .value(let value) = column(position) else { return nil }
+        return value
     }
 
     /// Column `position` (`0 ..< count`), decoded.
