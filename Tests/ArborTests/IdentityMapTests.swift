@@ -128,4 +128,36 @@ struct IdentityMapTests {
             for object in others { map.remove(object) }
         }
     }
+
+    @Test("IDs of one entity from two instances of the model are equal: one object for both, whichever registered it")
+    func entityOfAnotherModelInstance() throws {
+        let stack = try TestStack(), other = try TestStack()
+        let context = stack.context()
+        let info = try #require(stack.model.info(named: "Stop"))
+        let twin = try #require(other.model.info(named: "Stop"))
+        #expect(info !== twin)
+        context.performAndWait {
+            var map = IdentityMap()
+            let id = ObjectID(info: info, storeBits: nil, key: 3), twinID = ObjectID(info: twin, storeBits: nil, key: 3)
+            #expect(id == twinID)
+            let first = ManagedObject(ObjectConstruction(id: id, context: context))
+            map.register(first)
+            #expect(map[twinID] === first)
+            map.remove(first)
+            #expect(map[twinID] == nil && map[id] == nil)
+            // The emptied entry is taken again, through the other instance's ID.
+            let second = ManagedObject(ObjectConstruction(id: twinID, context: context))
+            map.register(second)
+            #expect(map[id] === second)
+            // Registering an equal ID replaces the object: still one per ID.
+            let third = ManagedObject(ObjectConstruction(id: id, context: context))
+            map.register(third)
+            #expect(map[twinID] === third)
+            map.remove(second)
+            #expect(map[id] === third)
+            #expect(map.checkInvariants())
+            map.remove(third)
+            #expect(map.liveObjects.isEmpty)
+        }
+    }
 }
