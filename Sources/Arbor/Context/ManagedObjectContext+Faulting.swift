@@ -40,7 +40,7 @@ extension ManagedObjectContext {
     /// - Throws: `StoreError.corruptRow` when a reference names an entity the model lacks.
     func apply(_ row: StoredRow, to object: ManagedObject, from store: PersistentStore, firing: Bool = true) throws {
         let references = store.references
-        if row.columns.mayHaveReferences, let code = CommittedValues.unknownReference(in: row.columns, references: references) {
+        if let code = CommittedValues.unknownReference(in: row.columns, references: references) {
             throw StoreError.corruptRow(location: "\(object.info.rowTree)/\(object.objectID.primaryKey)", detail: "unknown entity code \(code)")
         }
         object.loadCommitted(columns: row.columns, references: references, version: row.version)

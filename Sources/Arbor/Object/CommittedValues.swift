@@ -45,9 +45,12 @@ struct CommittedValues {
     }
 
     /// The first reference column of `columns` whose entity code `references` does not know.
-    /// - Complexity: O(columns); decodes only reference columns.
+    /// - Complexity: O(1) for encoded columns without references (most rows: checked before
+    ///   the search's closure is made, which retains the entity table); else O(columns),
+    ///   decoding only reference columns.
     static func unknownReference(in columns: RowColumns, references: StoredReferences) -> UInt16? {
-        columns.firstReference { references.entities[$0] == nil }
+        guard columns.mayHaveReferences else { return nil }
+        return columns.firstReference { references.entities[$0] == nil }
     }
 
     var count: Int {

@@ -78,7 +78,7 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
     var isEncoded: Bool { if case .encoded = storage { return true } else { return false } }
 
     /// Whether some column may be a reference: false when the columns are kept encoded and
-    /// none is (most rows), so a caller can skip `firstReference(where:)` and its closure.
+    /// none is (most rows; `firstReference(where:)` then has nothing to find).
     var mayHaveReferences: Bool {
         switch storage {
         case .values: return true
@@ -87,14 +87,13 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
     }
 
     /// The entity code of the first reference column for which `isUnknown` holds, decoding no
-    /// other column.
+    /// other column (each column's tag is looked at: ask `mayHaveReferences` first).
     func firstReference(where isUnknown: (UInt16) -> Bool) -> UInt16? {
         switch storage {
         case .values(let values):
             for case .reference(let code, _) in values where isUnknown(code) { return code }
             return nil
         case .encoded(let encoded):
-            guard encoded.hasReferences else { return nil }
             for position in 0..<encoded.count where encoded.isReference(position) {
                 if case .reference(let code, _) = encoded.column(position), isUnknown(code) { return code }
             }
