@@ -93,12 +93,20 @@ struct RowColumnsTests {
             // Some long ASCII runs first, so the eight-at-a-time path meets what follows them.
             var bytes = [UInt8](repeating: 0x61, count: round % 3 == 0 ? Int(rng.next() % 20) : 0)
             for _ in 0..<Int(rng.next() % 9) { bytes.append(interesting[Int(rng.next() % UInt64(interesting.count))]) }
+            // And ASCII runs after them, so the eight-at-a-time path resumes inside and after a
+            // sequence, and stops at a high byte anywhere in its word.
+            if round % 2 == 1 {
+                bytes += [UInt8](repeating: 0x62, count: Int(rng.next() % 12))
+                for _ in 0..<Int(rng.next() % 4) { bytes.append(interesting[Int(rng.next() % UInt64(interesting.count))]) }
+                bytes += [UInt8](repeating: 0x63, count: Int(rng.next() % 10))
+            }
             let expected = String(validating: bytes, as: UTF8.self) != nil
             #expect(bytes.withUnsafeBytes { UTF8Check.isValid($0) } == expected, "\(bytes)")
             if expected { valid += 1 }
         }
-        #expect(valid > 5_000)
-        let samples = ["U Görlitzer Bahnhof", "東京", "😀", "\u{10FFFF}", "\u{D7FF}\u{E000}", String(repeating: "abcdefgh", count: 9) + "é"]
+        #expect(valid > 3_000)
+        let samples = ["U Görlitzer Bahnhof", "東京", "😀", "\u{10FFFF}", "\u{D7FF}\u{E000}", String(repeating: "abcdefgh", count: 9) + "é",
+                       "Tram Möckern Fließstraße (Bernau)", "é" + String(repeating: "x", count: 15) + "ß" + "abcdefg"]
         for text in samples { #expect(Array(text.utf8).withUnsafeBytes { UTF8Check.isValid($0) }, "\(text)") }
     }
 }

@@ -266,16 +266,30 @@ enum UTF8Check {
     static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let count = bytes.count
         var index = 0
-        // ASCII eight bytes at a time (most names and identifiers).
-        while index + 8 <= count, bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-            index += 8
-        }
+        let highBitsMask: UInt64 = 0x8080_8080_8080_8080
         while index < count {
-            let lead = bytes[index]
-            if lead < 0x80 {
+            // ASCII eight bytes at a time, also between the accented letters of a name: a word
+            // with a high bit moves on to its first such byte.
+            let remaining = count - index
+            if remaining >= 8 {
+                let highBits = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) & highBitsMask
+                if highBits == 0 {
+                    index += 8
+                    continue
+                }
+                index += highBits.trailingZeroBitCount >> 3
+            } else if count >= 8 {
+                // The last few bytes: the end of the string's last word, shifted past the
+                // bytes before them (checked already).
+                let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+                let highBits = (word >> UInt64((8 - remaining) * 8)) & highBitsMask
+                if highBits == 0 { return true }
+                index += highBits.trailingZeroBitCount >> 3
+            } else if bytes[index] < 0x80 {  // a string shorter than a word
                 index += 1
                 continue
             }
+            let lead = bytes[index]  // not ASCII
             let length: Int, low: UInt8, high: UInt8
             switch lead {
             case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
