@@ -72,10 +72,9 @@ extension BTreeStore {
         let info = plan.entity
         let limit = plan.limit
         // Residual conditions run cheapest first, whatever order they were written in.
-        var residual: ObjectPredicate?
         switch plan.residual {
-        case .whole: residual = bound.predicate?.orderedByCost()
-        case .part(let rest): residual = rest?.orderedByCost()
+        case .whole: found.residual = bound.predicate?.orderedByCost()
+        case .part(let rest): found.residual = rest?.orderedByCost()
         }
         found.memberChecks = plan.memberChecks
         /// Makes the rows decide the whole predicate (when the access path answered nothing).
@@ -83,17 +82,18 @@ extension BTreeStore {
             guard let predicate = bound.predicate else { return }
             let (checks, rest) = QueryPlanner.memberChecks(in: predicate, on: info, store: self)
             found.memberChecks = checks
-            residual = rest?.orderedByCost()
+            found.residual = rest?.orderedByCost()
         }
         // Member checks and a residual that reads no column of the candidate (a SUBQUERY the
         // planner left to the evaluator) are checked before the row is read: only matches are
         // read. Not when other conditions remain: cheap column checks should still go first.
-        let rowFree = residual?.readsOnlyToMany(of: info) ?? true
+        let rowFree = found.residual?.readsOnlyToMany(of: info) ?? true
         // Nothing to evaluate or follow: the key says which rows match, and the row is read
         // only when asked for.
-        var keysSuffice = !found.needsRows && residual == nil && found.memberChecks.isEmpty && keyPaths.isEmpty
-        // Counts and rows in a class (`found`): the per-entry closures below would otherwise
-        // capture variables, and each access to one costs a run-time exclusivity check.
+        found.keysSuffice = !found.needsRows && found.residual == nil && found.memberChecks.isEmpty && keyPaths.isEmpty
+        // Counts, rows and what the walk may change in a class (`found`): the per-entry
+        // closures below would otherwise capture variables, each boxed on the heap, and each
+        // access to one costs a run-time exclusivity check.
         do {
             func read(_ tx: Transaction) throws {
                 if transaction == nil { rowCache.observe(snapshot: tx.snapshotID) }
@@ -185,13 +185,13 @@ extension BTreeStore {
                 /// Considers the stored row `bytes` of `pk`: by its key and entity code alone when
                 /// they suffice, else taken (`take`).
                 func considerStored(_ pk: Int64, _ bytes: UnsafeRawBufferPointer) throws {
-                    if keysSuffice {
+                    if found.keysSuffice {
                         guard let code = RowCodec.entityCode(ofRow: bytes) else {
                             throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
                         }
                         try considerKey(pk, code: code)
                     } else {
-                        try take(pk, bytes, checked: false, residual: residual)
+                        try take(pk, bytes, checked: false, residual: found.residual)
                     }
                 }
                 /// Reads every row of the entity's tree.
@@ -216,7 +216,7 @@ extension BTreeStore {
                         // predicate evaluated on it (the index answered nothing).
                         plan = QueryPlan(entity: info, access: .scan, usedConditions: [.text("\(search.index.tree) not used: its rarest prefix is in more than a quarter of the rows")])
                         evaluateWhole()
-                        keysSuffice = !found.needsRows && residual == nil && found.memberChecks.isEmpty && keyPaths.isEmpty
+                        found.keysSuffice = !found.needsRows && found.residual == nil && found.memberChecks.isEmpty && keyPaths.isEmpty
                         try scan()
                         break
                     }
@@ -224,9 +224,9 @@ extension BTreeStore {
                     if search.isExact && !complete {
                         // A probe left out: the rows decide the conjuncts the index did not.
                         evaluateWhole()
-                        keysSuffice = false
+                        found.keysSuffice = false
                     }
-                    if keysSuffice && info.rootCode == info.code && info.descendantCodes.count <= 1 {
+                    if found.keysSuffice && info.rootCode == info.code && info.descendantCodes.count <= 1 {
                         // Entries of a hierarchy of one entity are that entity's rows: the keys
                         // answer (object IDs, counts) without a row read.
                         for pk in candidates {
@@ -258,7 +258,7 @@ extension BTreeStore {
                         guard let code = RowCodec.entityCode(ofRow: bytes) else {
                             throw StoreError.corruptRow(location: "\(info.rowTree)/\(pk)", detail: "malformed row header")
                         }
-                        if named.contains(pk, code: code) { try take(pk, bytes, checked: false, residual: residual) } else { found.examined += 1 }
+                        if named.contains(pk, code: code) { try take(pk, bytes, checked: false, residual: found.residual) } else { found.examined += 1 }
                         return true
                     }
                 case .related(let search):
@@ -267,7 +267,7 @@ extension BTreeStore {
                     found.examined += examined
                     try visitRows(tx, tree: info.rowTree, keys: owners) { pk, bytes in
                         if let limit, found.matched >= limit { return false }
-                        try take(pk, bytes, checked: false, residual: residual)
+                        try take(pk, bytes, checked: false, residual: found.residual)
                         return true
                     }
                 }
@@ -285,7 +285,7 @@ extension BTreeStore {
                     let ordering = plan.ordering.map { (position: $0.position, count: $0.count) }
                     let reverse = plan.ordering?.ascending == false
                     let keys = keys, entityCode = info.code, rootCode = info.rootCode
-                    let walkResidual = residual, walkKeysSuffice = keysSuffice
+                    let walkResidual = found.residual, walkKeysSuffice = found.keysSuffice
                     let descendantCodes = includesSubentities ? info.descendantCodes : []
                     var matched = found.matched, skipped = 0
                     // Conditions the key answers, checked by the scan itself: an entry one of
@@ -463,6 +463,12 @@ final class FetchAccumulator {
 
     /// For `visitMatches`: the columns to load and the visitor, instead of keeping rows.
     @exclusivity(unchecked) var visit: RowVisit?
+    /// What rows must still be evaluated on (the plan's residual, cheapest conditions first;
+    /// the whole predicate once the rows decide it all).
+    @exclusivity(unchecked) var residual: ObjectPredicate?
+    /// Whether an entry's key and entity code answer without its row (nothing to evaluate,
+    /// check or follow, and no row asked for).
+    @exclusivity(unchecked) var keysSuffice = false
 
     /// A row visited (`visit`) matched.
     @inline(__always)
