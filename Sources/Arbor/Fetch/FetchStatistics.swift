@@ -36,11 +36,12 @@ public struct FetchStatistics: Equatable, Sendable {
     }
 
     /// Statistics of a fetch by `plan`, whose description is formatted only when read.
-    init(plan: consuming QueryPlan, rowsExamined: Int, rowsMatched: Int, suggestion: String?) {
-        planText = PlanText(plan: plan)
+    init(plan: consuming QueryPlan, rowsExamined: Int, rowsMatched: Int, suggestion: String?, memberChecks: Int = 0) {
+        planText = PlanText(plan: consume plan)
         self.rowsExamined = rowsExamined
         self.rowsMatched = rowsMatched
         self.suggestion = suggestion
+        self.memberChecks = memberChecks
     }
 
     public static func == (a: FetchStatistics, b: FetchStatistics) -> Bool {
@@ -58,7 +59,7 @@ public struct FetchStatistics: Equatable, Sendable {
         private let fixed: String?
 
         init(plan: consuming QueryPlan) {
-            self.plan = plan
+            self.plan = consume plan
             fixed = nil
         }
 

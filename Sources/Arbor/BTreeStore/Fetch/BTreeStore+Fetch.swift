@@ -64,13 +64,14 @@ extension BTreeStore {
     /// Reads the rows `plan` finds into `found` (rows, or keys only), evaluating what the plan
     /// leaves of `predicate`, in `transaction` when given, else in a snapshot of its own;
     /// returns what it did. (`predicate` is bound only where the plan leaves it whole.)
-    /// The plan is consumed: the walk takes it over without a copy.
+    /// The plan is consumed: the closures below capture only the parts they read, so the plan
+    /// moves into the statistics at the end without a copy.
     private func walkMatches(_ plan: consuming QueryPlan, predicate bound: BoundPredicate, includesSubentities: Bool, keyPaths: [[String]],
                              onProgress: ((Int) throws -> Void)?, into found: FetchAccumulator,
                              transaction: Transaction?) throws -> FetchStatistics {
-        var plan = plan  // moved, not copied (the walk's closures capture it)
         let info = plan.entity
         let limit = plan.limit
+        let access = plan.access, keyFilters = plan.keyFilters, ordering = plan.ordering
         // Residual conditions run cheapest first, whatever order they were written in.
         switch plan.residual {
         case .whole: found.residual = bound.predicate?.orderedByCost()
@@ -205,7 +206,7 @@ extension BTreeStore {
                         return true
                     }
                 }
-                switch plan.access {
+                switch access {
                 case .scan:
                     try scan()
                 case .text(let search):
@@ -214,7 +215,7 @@ extension BTreeStore {
                     guard let (candidates, complete) = try textCandidates(search, rowCount: rowCount, tx, examined: &entries) else {
                         // Too common a term: every row is read once instead, and the whole
                         // predicate evaluated on it (the index answered nothing).
-                        plan = QueryPlan(entity: info, access: .scan, usedConditions: [.text("\(search.index.tree) not used: its rarest prefix is in more than a quarter of the rows")])
+                        found.textIndexSkipped = "\(search.index.tree) not used: its rarest prefix is in more than a quarter of the rows"
                         evaluateWhole()
                         found.keysSuffice = !found.needsRows && found.residual == nil && found.memberChecks.isEmpty && keyPaths.isEmpty
                         try scan()
@@ -244,7 +245,7 @@ extension BTreeStore {
                     // Ranges of one index are disjoint and a row has one entry in it: each row
                     // is met once.
                     var seen: Set<Int64>?
-                    try walk(index, ranges, plan.keyFilters, &seen)
+                    try walk(index, ranges, keyFilters, &seen)
                 case .union(let branches):
                     var seen: Set<Int64>? = []
                     for branch in branches {
@@ -282,8 +283,8 @@ extension BTreeStore {
                     // a captured variable costs a dynamic exclusivity check.
                     // The ordered walk's sort position and count only: binding the whole tuple
                     // per entry would copy (and retain) its index description.
-                    let ordering = plan.ordering.map { (position: $0.position, count: $0.count) }
-                    let reverse = plan.ordering?.ascending == false
+                    let reverse = ordering?.ascending == false
+                    let ordering = ordering.map { (position: $0.position, count: $0.count) }
                     let keys = keys, entityCode = info.code, rootCode = info.rootCode
                     let walkResidual = found.residual, walkKeysSuffice = found.keysSuffice
                     let descendantCodes = includesSubentities ? info.descendantCodes : []
@@ -363,14 +364,14 @@ extension BTreeStore {
         } catch { throw storeError(error, path: path) }
         rowCache.noteRowsRead(found.examined - found.unread)
         let examined = found.examined, matched = found.matched
+        if let skipped = found.textIndexSkipped { plan = QueryPlan(entity: info, access: .scan, usedConditions: [.text(skipped)]) }
         // The member checks the walk ran (those the rows took over too), for `explain`.
         plan.memberChecks = found.memberChecks
         let suggestion = FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(bound.predicate, for: info, store: self) },
                                                     textHint: { QueryPlanner.textIndexHint(bound.predicate, for: info) },
                                                     examined: examined, matched: matched)
-        var statistics = FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched, suggestion: suggestion)
-        statistics.memberChecks = found.memberChecksRun
-        return statistics
+        return FetchStatistics(plan: consume plan, rowsExamined: examined, rowsMatched: matched, suggestion: suggestion,
+                               memberChecks: found.memberChecksRun)
     }
 
     /// `body` over the stored bytes of row `pk`, read through `rows` (a cursor on its row tree)
@@ -469,6 +470,8 @@ final class FetchAccumulator {
     /// Whether an entry's key and entity code answer without its row (nothing to evaluate,
     /// check or follow, and no row asked for).
     @exclusivity(unchecked) var keysSuffice = false
+    /// Why a text index was given up for a scan of every row (for the plan `explain` shows).
+    @exclusivity(unchecked) var textIndexSkipped: String?
 
     /// A row visited (`visit`) matched.
     @inline(__always)
