@@ -87,6 +87,9 @@ struct IndexLayout: Sendable {
         guard score > 0 else { return nil }
     }
 
+    /// The key prefixes before any leading column: one, empty.
+    private static let noPrefix: [[UInt8]] = [[]]
+
     private mutating func take(_ part: Int, score: Int, position: Int, onlyCondition: Bool) {
         leading.append(part)
         used.append(part)
@@ -99,7 +102,9 @@ struct IndexLayout: Sendable {
     /// (nil references have no entries), a list making more than `maximumRanges` ranges.
     /// - Complexity: O(ranges × key size).
     func ranges(of index: EntityInfo.Index, _ stated: [QueryPlanner.StatedCondition?]) -> [KeyRange]? {
-        var prefixes: [[UInt8]] = [[]]
+        // Shared until a leading column extends it: a search with none (a geo box, a name
+        // prefix) allocates no list of prefixes.
+        var prefixes = Self.noPrefix
         for part in leading {
             guard let condition = stated[part].flatMap({ QueryPlanner.usable($0.condition, by: index) }) else { return nil }
             switch condition {
