@@ -16,7 +16,8 @@
 #   2 x REPEATS times, and the difference of the totals is divided by REPEATS. (The boxes of the
 #   first REPEATS queries are the same in both runs; windows and prefixes are drawn afresh, so
 #   for those queries the difference is a second sample of the same kind.)
-# Needs valgrind and a release build (swift build -c release).
+# Needs valgrind and a release build with DWARF 4 debug information for the C targets, which
+# valgrind 3.19 can read (swift build -c release -Xcc -gdwarf-4).
 set -euo pipefail
 query=${1:?query}; repeats=${2:-200}
 directory=${TMPDIR:-/tmp}/arbor-bench-transit

@@ -46,6 +46,25 @@ struct ChecksumTests {
             #expect(XXH3.hash(input) == ScalarXXH3Long.hash(input), "length \(length)")
         }
     }
+
+    @Test("the portable loop and the AVX2 loop leave the same accumulators (the AVX2 one where the CPU has it)")
+    func bothLoopsAgree() {
+        var generator = SplitMix64(seed: 0xA7C2)
+        let lengths = [241, 255, 256, 1023, 1024, 1025, 1088, 4092, 8188, 65532] + (0..<30).map { _ in Int.random(in: 241...20_000, using: &generator) }
+        for length in lengths {
+            let input = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            input.withUnsafeBytes { bytes in
+                XXH3.secret.withUnsafeBytes { secret in
+                    guard let base = bytes.baseAddress, let key = secret.baseAddress else { return }
+                    let portable = XXH3.accumulated(base, length, key)
+                    #expect(XXH3.merged(portable, length, key) == ScalarXXH3Long.hash(input), "length \(length)")
+                    if XXH3.accumulatesWithAVX2 {
+                        #expect(XXH3.accumulatedWithAVX2(base, length, key) == portable, "length \(length)")
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// XXH3-64 for inputs over 240 bytes, eight scalar lanes as the specification writes them: the

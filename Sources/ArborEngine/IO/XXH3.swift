@@ -1,4 +1,6 @@
-/// XXH3-64 (xxHash 0.8, seed 0, default secret), in Swift.
+import CPageHash
+
+/// XXH3-64 (xxHash 0.8, seed 0, default secret), in Swift (its long-input loop also in C for AVX2).
 ///
 /// The page checksum is the low 32 bits of XXH3-64 of a page's bytes 4..<pageSize
 /// (`PageChecksum`). XXH3's long-input loop is eight independent multiply-accumulate lanes,
@@ -143,14 +145,39 @@ public enum XXH3 {
 
     // MARK: Long inputs
 
-    /// The long-input loop with its eight lanes in four two-lane vectors (SSE2 on x86-64):
-    /// each stripe is four vector loads, xors, 32×32→64-bit multiplies (`pmuludq`) and adds
+    /// The eight accumulators before the first stripe, in the specification's order.
+    static let initialLanes = SIMD8<UInt64>(prime32_3, prime64_1, prime64_2, prime64_3, prime64_4, prime32_2, prime64_5, prime32_1)
+
+    /// Whether the accumulation runs with AVX2 (four lanes a vector, half the instructions of
+    /// the portable loop): asked of the CPU once. The package builds for baseline x86-64, so
+    /// the AVX2 loop is C compiled for AVX2 alone (`CPageHash`), called only when it can run.
+    static let accumulatesWithAVX2 = arbor_page_hash_has_avx2() != 0
+
+    static func hashLong(_ input: UnsafeRawPointer, _ length: Int, _ key: UnsafeRawPointer) -> UInt64 {
+        merged(accumulatesWithAVX2 ? accumulatedWithAVX2(input, length, key) : accumulated(input, length, key), length, key)
+    }
+
+    /// The accumulators after every stripe of `input` (more than 240 bytes), through the AVX2 loop.
+    static func accumulatedWithAVX2(_ input: UnsafeRawPointer, _ length: Int, _ key: UnsafeRawPointer) -> SIMD8<UInt64> {
+        var lanes = initialLanes
+        withUnsafeMutablePointer(to: &lanes) { vector in
+            vector.withMemoryRebound(to: UInt64.self, capacity: 8) { lanes in
+                arbor_page_hash_accumulate_avx2(lanes, input.assumingMemoryBound(to: UInt8.self), length, key.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        return lanes
+    }
+
+    /// The accumulators after every stripe of `input` (more than 240 bytes), through the
+    /// portable loop: its eight lanes in four two-lane vectors (SSE2 on x86-64, NEON on ARM).
+    /// Each stripe is four vector loads, xors, 32×32→64-bit multiplies (`pmuludq`) and adds
     /// instead of eight of each. Lane order is the specification's: vector `v` holds
     /// accumulators `2v` and `2v + 1`, and each adds the other's input word (the swap).
-    static func hashLong(_ input: UnsafeRawPointer, _ length: Int, _ key: UnsafeRawPointer) -> UInt64 {
+    static func accumulated(_ input: UnsafeRawPointer, _ length: Int, _ key: UnsafeRawPointer) -> SIMD8<UInt64> {
         typealias Lanes = SIMD2<UInt64>
-        var v0 = Lanes(prime32_3, prime64_1), v1 = Lanes(prime64_2, prime64_3)
-        var v2 = Lanes(prime64_4, prime32_2), v3 = Lanes(prime64_5, prime32_1)
+        let initial = initialLanes
+        var v0 = Lanes(initial[0], initial[1]), v1 = Lanes(initial[2], initial[3])
+        var v2 = Lanes(initial[4], initial[5]), v3 = Lanes(initial[6], initial[7])
         let low32 = Lanes(repeating: 0xFFFF_FFFF)
 
         @inline(__always) func load(_ pointer: UnsafeRawPointer, _ offset: Int) -> Lanes {
@@ -181,12 +208,18 @@ public enum XXH3 {
         let lastStripes = ((length - 1) - blockLength * blocks) / 64
         for n in 0..<lastStripes { stripe(blocks * blockLength + n * 64, n * 8) }
         stripe(length - 64, secretSize - 64 - 7)
+        return SIMD8(v0.x, v0.y, v1.x, v1.y, v2.x, v2.y, v3.x, v3.y)
+    }
 
+    /// The hash of a long input from its accumulators: each pair mixed with the secret, then
+    /// the avalanche.
+    @inline(__always)
+    static func merged(_ lanes: SIMD8<UInt64>, _ length: Int, _ key: UnsafeRawPointer) -> UInt64 {
         var result = UInt64(length) &* prime64_1
-        result = result &+ foldedMultiply(v0.x ^ read64(key, 11), v0.y ^ read64(key, 19))
-        result = result &+ foldedMultiply(v1.x ^ read64(key, 27), v1.y ^ read64(key, 35))
-        result = result &+ foldedMultiply(v2.x ^ read64(key, 43), v2.y ^ read64(key, 51))
-        result = result &+ foldedMultiply(v3.x ^ read64(key, 59), v3.y ^ read64(key, 67))
+        result = result &+ foldedMultiply(lanes[0] ^ read64(key, 11), lanes[1] ^ read64(key, 19))
+        result = result &+ foldedMultiply(lanes[2] ^ read64(key, 27), lanes[3] ^ read64(key, 35))
+        result = result &+ foldedMultiply(lanes[4] ^ read64(key, 43), lanes[5] ^ read64(key, 51))
+        result = result &+ foldedMultiply(lanes[6] ^ read64(key, 59), lanes[7] ^ read64(key, 67))
         return avalanche(result)
     }
 }
