@@ -37,7 +37,7 @@ public struct FetchStatistics: Equatable, Sendable {
 
     /// Statistics of a fetch by `plan`, whose description is formatted only when read.
     init(plan: consuming QueryPlan, rowsExamined: Int, rowsMatched: Int, suggestion: String?, memberChecks: Int = 0) {
-        planText = PlanText(plan: consume plan)
+        planText = PlanText(plan: plan)
         self.rowsExamined = rowsExamined
         self.rowsMatched = rowsMatched
         self.suggestion = suggestion
@@ -59,7 +59,7 @@ public struct FetchStatistics: Equatable, Sendable {
         private let fixed: String?
 
         init(plan: consuming QueryPlan) {
-            self.plan = consume plan
+            self.plan = plan
             fixed = nil
         }
 

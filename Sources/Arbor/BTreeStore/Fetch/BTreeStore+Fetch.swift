@@ -279,8 +279,9 @@ extension BTreeStore {
                     // of their descents (`Cursor.withValue(forKey:_:)`).
                     let rows = try tx.tree(info.rowTree).makeCursor()
                     let indexTree = try tx.tree(index.tree)
-                    // Locals, not the captured variables, in the per-entry loop: each access to
-                    // a captured variable costs a dynamic exclusivity check.
+                    // Locals in the per-entry loop, read once: not through `found` (a load, and a
+                    // retain of the residual) nor a captured variable (a run-time exclusivity
+                    // check) at every entry.
                     // The ordered walk's sort position and count only: binding the whole tuple
                     // per entry would copy (and retain) its index description.
                     let reverse = ordering?.ascending == false
@@ -370,7 +371,7 @@ extension BTreeStore {
         let suggestion = FetchStatistics.suggestion(for: plan, conditionKeys: { QueryPlanner.conditionKeys(bound.predicate, for: info, store: self) },
                                                     textHint: { QueryPlanner.textIndexHint(bound.predicate, for: info) },
                                                     examined: examined, matched: matched)
-        return FetchStatistics(plan: consume plan, rowsExamined: examined, rowsMatched: matched, suggestion: suggestion,
+        return FetchStatistics(plan: plan, rowsExamined: examined, rowsMatched: matched, suggestion: suggestion,
                                memberChecks: found.memberChecksRun)
     }
 
