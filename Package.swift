@@ -25,10 +25,11 @@ let package = Package(
         .systemLibrary(
             name: "CLZ4", path: "Sources/CLZ4", pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]),
-        // The page checksum's long-input loop for AVX2 (C: the package builds for baseline x86-64,
-        // and only C can compile one function for AVX2 and call it when the CPU has it).
-        .target(name: "CPageHash"),
-        .target(name: "ArborEngine", dependencies: ["CLZ4", "CPageHash"]),
+        // Loops over page bytes for AVX2: the checksum's and the compact-leaf cell check's (C: the
+        // package builds for baseline x86-64, and only C can compile one function for AVX2 and
+        // call it when the CPU has it).
+        .target(name: "CPageKernels"),
+        .target(name: "ArborEngine", dependencies: ["CLZ4", "CPageKernels"]),
         // The macros' expansions, a library so that their tests need not build as a host tool
         // (a test target depending on a macro target is built for the host, and then cannot
         // import the `arbor` executable's module).

@@ -35,8 +35,8 @@ let package = Package(
     targets: [
         // The library, as ../Package.swift declares it (the same names, sources and dependencies).
         .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]),
-        .target(name: "CPageHash"),
-        .target(name: "ArborEngine", dependencies: ["CLZ4", "CPageHash"], swiftSettings: instrumented),
+        .target(name: "CPageKernels"),
+        .target(name: "ArborEngine", dependencies: ["CLZ4", "CPageKernels"], swiftSettings: instrumented),
         .target(name: "ArborMacroExpansions", dependencies: [
             .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
             .product(name: "SwiftDiagnostics", package: "swift-syntax"),

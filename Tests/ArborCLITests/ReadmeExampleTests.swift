@@ -78,7 +78,7 @@ struct ReadmeExampleTests {
         process.arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", modules.path,
                              "-load-plugin-executable", try Self.macroPlugin(besides: modules).path + "#ArborMacros",
                              "-Xcc", "-fmodule-map-file=" + Self.root.appendingPathComponent("Sources/CLZ4/module.modulemap").path,
-                             "-Xcc", "-fmodule-map-file=" + Self.root.appendingPathComponent("Sources/CPageHash/include/module.modulemap").path,
+                             "-Xcc", "-fmodule-map-file=" + Self.root.appendingPathComponent("Sources/CPageKernels/include/module.modulemap").path,
                              main.path]
         let output = Pipe()
         process.standardOutput = output

@@ -1,24 +1,10 @@
 // XXH3-64's long-input loop with its eight lanes in two 256-bit vectors. Compiled for AVX2 per
-// function (the target attribute), and called only when arbor_page_hash_has_avx2() says the
+// function (the target attribute), and called only when arbor_cpu_has_avx2() says the
 // CPU can: the package builds for baseline x86-64.
-#include "CPageHash.h"
+#include "CPageKernels.h"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
-
-int arbor_page_hash_has_avx2(void) {
-    unsigned int eax, ebx, ecx, edx;
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
-    // OSXSAVE and AVX: the instructions exist and the OS can enable their state.
-    if ((ecx & (1u << 27)) == 0 || (ecx & (1u << 28)) == 0) return 0;
-    unsigned int low, high;
-    __asm__ volatile("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
-    (void)high;
-    if ((low & 6) != 6) return 0;  // the OS saves the SSE and AVX registers
-    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return 0;
-    return (ebx & (1u << 5)) != 0;  // AVX2
-}
 
 enum { secretSize = 192, stripeLength = 64, stripesPerBlock = (secretSize - stripeLength) / 8 };
 
@@ -64,8 +50,6 @@ void arbor_page_hash_accumulate_avx2(uint64_t accumulators[8], const uint8_t *in
 }
 
 #else
-
-int arbor_page_hash_has_avx2(void) { return 0; }
 
 void arbor_page_hash_accumulate_avx2(uint64_t accumulators[8], const uint8_t *input, size_t length, const uint8_t *secret) {
     (void)accumulators, (void)input, (void)length, (void)secret;

@@ -1,0 +1,28 @@
+// Loops over a page's bytes in AVX2, for the CPUs that have it: the checksum's accumulation
+// (see XXH3.swift) and the check of a compact leaf's cells (see Page+Validation.swift). The
+// package builds for baseline x86-64, so each function is compiled for AVX2 alone and the
+// Swift side calls it only when arbor_cpu_has_avx2() says it can run.
+#ifndef CPAGEKERNELS_H
+#define CPAGEKERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// 1 when this CPU runs AVX2 instructions and the OS saves their registers (x86-64); 0 otherwise.
+int arbor_cpu_has_avx2(void);
+
+/// XXH3-64's accumulation of `length` bytes (more than 240) at `input` into the eight lanes of
+/// `accumulators`, with the 192-byte `secret`: every stripe, a scramble after each block, the
+/// last stripes and the final stripe, as XXH3.hashLong's portable loop does. Elsewhere than
+/// x86-64 this does nothing.
+void arbor_page_hash_accumulate_avx2(uint64_t accumulators[8], const uint8_t *input, size_t length, const uint8_t *secret);
+
+/// How many leading cells of the compact leaf at `page` (`size` bytes, at most 65,536) pass
+/// Page.commonCompactCells's check, counted eight at a time: a multiple of eight, ending before
+/// the first group of eight that holds a cell refused, or one starting less than four bytes
+/// before the page's end. The caller's loop goes on from there. The `count` 16-bit
+/// little-endian slots start at `slotsStart`; the cell area starts at `slotsEnd`. Returns 0
+/// elsewhere than x86-64, or when the slots do not fit the page.
+size_t arbor_compact_cells_avx2(const uint8_t *page, size_t size, size_t slotsStart, size_t slotsEnd, size_t count);
+
+#endif
