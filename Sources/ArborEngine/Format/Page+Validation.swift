@@ -150,7 +150,7 @@ extension Page {
     /// Whether compact leaves' cells are checked eight at a time (`CPageKernels`): asked of the
     /// CPU once. The vector loop takes about a fifth of the scalar loop's instructions, and this
     /// check is most of what a page read from the file costs.
-    static let checksCellsWithAVX2 = arbor_cpu_has_avx2() != 0
+    static var checksCellsWithAVX2: Bool { CPUFeatures.hasAVX2 }
 
     /// The number of leading cells (in slot order) of the compact leaf at `base` (`size` bytes,
     /// `count` slots ending at `slotsEnd`), from cell `start` on, that are in the common form

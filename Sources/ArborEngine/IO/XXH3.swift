@@ -151,7 +151,7 @@ public enum XXH3 {
     /// Whether the accumulation runs with AVX2 (four lanes a vector, half the instructions of
     /// the portable loop): asked of the CPU once. The package builds for baseline x86-64, so
     /// the AVX2 loop is C compiled for AVX2 alone (`CPageKernels`), called only when it can run.
-    static let accumulatesWithAVX2 = arbor_cpu_has_avx2() != 0
+    static var accumulatesWithAVX2: Bool { CPUFeatures.hasAVX2 }
 
     static func hashLong(_ input: UnsafeRawPointer, _ length: Int, _ key: UnsafeRawPointer) -> UInt64 {
         merged(accumulatesWithAVX2 ? accumulatedWithAVX2(input, length, key) : accumulated(input, length, key), length, key)
