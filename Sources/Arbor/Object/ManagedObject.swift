@@ -4,7 +4,15 @@ import Foundation
 /// Subclasses inherit the initializer that takes it; they never build one themselves.
 public struct ObjectConstruction {
     let id: ObjectID
-    let context: ManagedObjectContext
+    /// The context's shared link, not the context: a context is weakly referenced (by its
+    /// link, by observers), so its reference counts live in a side table, and each retain and
+    /// release of it took the runtime's slow path, twice for every object made.
+    let link: ContextLink
+
+    init(id: ObjectID, context: ManagedObjectContext) {
+        self.id = id
+        link = context.link
+    }
 }
 
 /// A context's weak reference to itself, which its objects share (see
@@ -122,7 +130,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The initializer the framework calls; subclasses inherit it.
     public required init(_ construction: ObjectConstruction) {
         objectID = construction.id
-        contextLink = construction.context.link
+        contextLink = construction.link
         info = construction.id.info
     }
 
