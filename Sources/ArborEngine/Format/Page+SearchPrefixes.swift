@@ -1,3 +1,5 @@
+import CPageKernels
+
 /// Search prefixes of branch pages.
 ///
 /// Every lookup binary-searches the branch pages on its way down, and the upper branches are
@@ -22,7 +24,17 @@
 /// keys fit in their prefixes (a table's, keyed by one integer) keeps those two prefixes, and
 /// its search starts where the key's prefix falls between them (`InterpolationSearch`): for
 /// dense row keys, two probes instead of eight, each a likely cache miss.
+///
+/// A leaf's search first asks the CPU for the whole page (`arbor_prefetch`, pages of up to
+/// 8 KiB). A leaf in the page cache is often cold in the CPU's caches (a query that probes an
+/// index once per candidate reaches leaves no earlier query touched), and a bisection's loads
+/// wait for memory one after the other: a slot, then its key, eight times. Fetched together,
+/// the lines arrive in about the time of one. The compound SUBQUERY of `arbor-bench transit`
+/// took about a tenth less time for it (6 runs of 2,000 queries each way, all six faster).
 extension Page {
+    /// The largest page whose search prefetches it whole (128 prefetches).
+    static let prefetchedPageLimit = 8192
+
     /// The first eight bytes of `key` as a big-endian number, zero-padded.
     @inline(__always)
     static func searchPrefix(_ key: UnsafeRawBufferPointer) -> UInt64 {
@@ -73,6 +85,7 @@ extension Page {
     /// shorter one is first.
     func compactLeafLowerBound(_ key: UnsafeRawBufferPointer) -> Int {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
+        if size <= Self.prefetchedPageLimit { arbor_prefetch(base, size) }
         let target = Self.searchPrefix(key)
         let count = self.count
         if let ends = leafKeyPrefixes, let guess = InterpolationSearch.guess(target, first: ends.first, last: ends.last, count: count) {

@@ -1,7 +1,8 @@
 // Loops over a page's bytes in AVX2, for the CPUs that have it: the checksum's accumulation
 // (see XXH3.swift) and the check of a compact leaf's cells (see Page+Validation.swift). The
 // package builds for baseline x86-64, so each function is compiled for AVX2 alone and the
-// Swift side calls it only when arbor_cpu_has_avx2() says it can run.
+// Swift side calls it only when arbor_cpu_has_avx2() says it can run. And a prefetch of a
+// page's bytes, which Swift cannot ask for (Page+SearchPrefixes.swift).
 #ifndef CPAGEKERNELS_H
 #define CPAGEKERNELS_H
 
@@ -24,5 +25,25 @@ void arbor_page_hash_accumulate_avx2(uint64_t accumulators[8], const uint8_t *in
 /// little-endian slots start at `slotsStart`; the cell area starts at `slotsEnd`. Returns 0
 /// elsewhere than x86-64, or when the slots do not fit the page.
 size_t arbor_compact_cells_avx2(const uint8_t *page, size_t size, size_t slotsStart, size_t slotsEnd, size_t count);
+
+/// Asks the CPU to bring the `length` bytes at `bytes` into its caches, a line of 64 bytes at
+/// a time, without waiting for them: the loads of a search that follows then wait for one
+/// memory access, not one for each line they reach in turn.
+static inline void arbor_prefetch(const void *bytes, size_t length) {
+    const char *start = (const char *)bytes;
+    size_t offset = 0;
+    // Eight lines a step: the loop's own instructions would otherwise outnumber the prefetches.
+    for (; offset + 512 <= length; offset += 512) {
+        __builtin_prefetch(start + offset, 0, 3);
+        __builtin_prefetch(start + offset + 64, 0, 3);
+        __builtin_prefetch(start + offset + 128, 0, 3);
+        __builtin_prefetch(start + offset + 192, 0, 3);
+        __builtin_prefetch(start + offset + 256, 0, 3);
+        __builtin_prefetch(start + offset + 320, 0, 3);
+        __builtin_prefetch(start + offset + 384, 0, 3);
+        __builtin_prefetch(start + offset + 448, 0, 3);
+    }
+    for (; offset < length; offset += 64) __builtin_prefetch(start + offset, 0, 3);
+}
 
 #endif
