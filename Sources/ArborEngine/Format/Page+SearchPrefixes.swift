@@ -30,7 +30,7 @@ import CPageKernels
 /// index once per candidate reaches leaves no earlier query touched), and a bisection's loads
 /// wait for memory one after the other: a slot, then its key, eight times. Fetched together,
 /// the lines arrive in about the time of one. The compound SUBQUERY of `arbor-bench transit`
-/// took about a tenth less time for it (6 runs of 2,000 queries each way, all six faster).
+/// took 8 to 11% less time for it (two sets of six alternating runs of 2,000 queries).
 extension Page {
     /// The largest page whose search prefetches it whole (128 prefetches).
     static let prefetchedPageLimit = 8192
