@@ -4,11 +4,13 @@
 #if defined(__x86_64__)
 
 #if defined(__GLIBC__) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#endif
+
+#if defined(CPU_FEATURE_ACTIVE)
 // glibc (2.33 and later) keeps what its loader learnt from CPUID at startup, "active" meaning
 // that the OS saves the registers too. Asking it costs no CPUID of ours: in a virtual machine
 // each CPUID exits to the hypervisor, microseconds apiece, and a store's open pays them.
-#include <sys/platform/x86.h>
-
 int arbor_cpu_has_avx2(void) { return CPU_FEATURE_ACTIVE(AVX2) ? 1 : 0; }
 
 #else

@@ -148,7 +148,7 @@ extension Page {
     }
 
     /// Whether compact leaves' cells are checked eight at a time (`CPageKernels`): asked of the
-    /// CPU once. The vector loop takes about a fifth of the scalar loop's instructions, and this
+    /// CPU once. The vector loop takes about a quarter of the scalar loop's instructions, and this
     /// check is most of what a page read from the file costs.
     static var checksCellsWithAVX2: Bool { CPUFeatures.hasAVX2 }
 
