@@ -38,7 +38,7 @@ struct CompactCellCheckTests {
         return vector < scalar
     }
 
-    @Test("on the leaves of a store, whole and damaged", .enabled(if: Page.checksCellsWithAVX2), arguments: [4096, 8192])
+    @Test("on the leaves of a store, whole and damaged", .enabled(if: CPUFeatures.hasAVX2), arguments: [4096, 8192])
     func storeLeaves(pageSize: Int) throws {
         let leaves = try PageLayoutValidationTests.treePages(pageSize: pageSize).filter { $0.image[PageHeader.type] == PageType.compactLeaf.rawValue }
         #expect(leaves.count > 4)
@@ -77,7 +77,7 @@ struct CompactCellCheckTests {
         #expect(stoppedEarly > 0)
     }
 
-    @Test("on random bytes with every slot count", .enabled(if: Page.checksCellsWithAVX2))
+    @Test("on random bytes with every slot count", .enabled(if: CPUFeatures.hasAVX2))
     func randomPages() {
         var random = SplitMix64(seed: 0xB17E5)
         for round in 0..<3_000 {

@@ -136,7 +136,9 @@ extension Page {
     /// eight at a time with AVX2 where the CPU has it, then one by one.
     private func commonCompactCells(slotsEnd: Int) -> Int {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
-        let checked = Self.checksCellsWithAVX2 ? Self.commonCompactCellsWithAVX2(base, size: size, slotsEnd: slotsEnd, count: count) : 0
+        // The vector loop takes about a quarter of the scalar loop's instructions, and this
+        // check is most of what a page read from the file costs.
+        let checked = CPUFeatures.hasAVX2 ? Self.commonCompactCellsWithAVX2(base, size: size, slotsEnd: slotsEnd, count: count) : 0
         return Self.commonCompactCells(base, size: size, slotsEnd: slotsEnd, count: count, from: checked)
     }
 
@@ -146,11 +148,6 @@ extension Page {
     static func commonCompactCellsWithAVX2(_ base: UnsafeRawPointer, size: Int, slotsEnd: Int, count: Int) -> Int {
         arbor_compact_cells_avx2(base, size, PageHeader.size, slotsEnd, count)
     }
-
-    /// Whether compact leaves' cells are checked eight at a time (`CPageKernels`): asked of the
-    /// CPU once. The vector loop takes about a quarter of the scalar loop's instructions, and this
-    /// check is most of what a page read from the file costs.
-    static var checksCellsWithAVX2: Bool { CPUFeatures.hasAVX2 }
 
     /// The number of leading cells (in slot order) of the compact leaf at `base` (`size` bytes,
     /// `count` slots ending at `slotsEnd`), from cell `start` on, that are in the common form

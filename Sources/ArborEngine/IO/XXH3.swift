@@ -148,13 +148,10 @@ public enum XXH3 {
     /// The eight accumulators before the first stripe, in the specification's order.
     static let initialLanes = SIMD8<UInt64>(prime32_3, prime64_1, prime64_2, prime64_3, prime64_4, prime32_2, prime64_5, prime32_1)
 
-    /// Whether the accumulation runs with AVX2 (four lanes a vector, half the instructions of
-    /// the portable loop): asked of the CPU once. The package builds for baseline x86-64, so
-    /// the AVX2 loop is C compiled for AVX2 alone (`CPageKernels`), called only when it can run.
-    static var accumulatesWithAVX2: Bool { CPUFeatures.hasAVX2 }
-
+    /// With AVX2 the accumulation takes four lanes a vector, half the instructions of the
+    /// portable loop.
     static func hashLong(_ input: UnsafeRawPointer, _ length: Int, _ key: UnsafeRawPointer) -> UInt64 {
-        merged(accumulatesWithAVX2 ? accumulatedWithAVX2(input, length, key) : accumulated(input, length, key), length, key)
+        merged(CPUFeatures.hasAVX2 ? accumulatedWithAVX2(input, length, key) : accumulated(input, length, key), length, key)
     }
 
     /// The accumulators after every stripe of `input` (more than 240 bytes), through the AVX2 loop.
