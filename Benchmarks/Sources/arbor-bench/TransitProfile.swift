@@ -14,6 +14,7 @@ struct TransitProfile: ParsableCommand {
     @Flag(help: "Declare the compound (stop, departureTime) index (use a separate --path).") var compound = false
     @Option(name: .customLong("cache-mib"), help: "Page cache of the store opened for the queries.") var cacheMiB = 64
     @Option(help: "Also run the query on this SQLite file (made by `transit`) and print both medians and their ratio.") var sqlite: String?
+    @Option(help: "With --sqlite: the two sides take turns, this many queries each, as `transit` runs them (each side's turn starts with the CPU caches holding the other's data).") var interleave: Int?
 
     func run() throws {
         if query == "import" { try? FileManager.default.removeItem(atPath: path) }
@@ -48,16 +49,34 @@ struct TransitProfile: ParsableCommand {
             _ = try side.iterate()
             print(String(format: "iterate: peak memory growth in a second pass %.1f MiB", Memory.peakMiB - before))
         case "count": latencies = [try Clock.seconds { _ = try side.countPerStop() } * 1000]
-        default: latencies = try Self.latencies(query, on: side, points: points)
+        default:
+            if let sqlite, let interleave, interleave > 0 {
+                // Turns as `transit` takes them: a block each, the first side alternating.
+                let other = try SQLiteTransitSide(path: sqlite)
+                var sqliteLatencies: [Double] = []
+                for (turn, start) in stride(from: 0, to: points.points.count, by: interleave).enumerated() {
+                    let part = points.slice(start..<min(start + interleave, points.points.count))
+                    func runArbor() throws { latencies += try Self.latencies(query, on: side, points: part) }
+                    func runSQLite() throws { sqliteLatencies += try Self.latencies(query, on: other, points: part) }
+                    if turn % 2 == 0 { try runArbor(); try runSQLite() } else { try runSQLite(); try runArbor() }
+                }
+                Self.report(query, latencies, sqliteLatencies)
+                return
+            }
+            latencies = try Self.latencies(query, on: side, points: points)
         }
+        // The same queries on SQLite's side, for a quick ratio without the whole benchmark.
+        let other = try sqlite.map { try Self.latencies(query, on: SQLiteTransitSide(path: $0), points: points) }
+        Self.report(query, latencies, other)
+    }
+
+    /// Prints Arbor's median, p95 and total, and with `sqlite` SQLite's and the ratio of medians.
+    static func report(_ query: String, _ latencies: [Double], _ sqlite: [Double]?) {
         print(String(format: "%@: median %.4f ms, p95 %.4f ms, total %.1f ms", query, Clock.median(latencies),
                      Clock.percentile(latencies, 0.95), latencies.reduce(0, +)))
-        if let sqlite {
-            // The same queries on SQLite's side, for a quick ratio without the whole benchmark.
-            let other = try Self.latencies(query, on: SQLiteTransitSide(path: sqlite), points: points)
-            print(String(format: "sqlite %@: median %.4f ms, p95 %.4f ms; ratio of medians %.2fx", query, Clock.median(other),
-                         Clock.percentile(other, 0.95), Clock.median(other) / Clock.median(latencies)))
-        }
+        guard let sqlite else { return }
+        print(String(format: "sqlite %@: median %.4f ms, p95 %.4f ms; ratio of medians %.2fx", query, Clock.median(sqlite),
+                     Clock.percentile(sqlite, 0.95), Clock.median(sqlite) / Clock.median(latencies)))
     }
 
     /// The latencies of the queries of kind `query` (those both sides answer) on `side`.
