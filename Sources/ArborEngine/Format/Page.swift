@@ -41,10 +41,10 @@ final class Page: @unchecked Sendable {
     /// Reads page `id` from `file` and validates it (a compressed leaf is decoded).
     /// - Throws: `corruptPage` for a short read or an invalid page; I/O errors.
     static func read(_ id: PageID, from file: StorageFile, pageSize: Int) throws -> Page {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
+        let buffer = PageMemory.shared.allocate(byteCount: pageSize)
         // Read straight into the page's own buffer: a plain page keeps it (no second copy).
         var adopted = false
-        defer { if !adopted { buffer.deallocate() } }
+        defer { if !adopted { PageMemory.shared.deallocate(buffer) } }
         let read = try file.read(into: buffer, at: UInt64(id) * UInt64(pageSize))
         guard read == pageSize else {
             throw ArborError.corruptPage(page: id, detail: "short read of \(read) bytes (file truncated)")
@@ -57,7 +57,7 @@ final class Page: @unchecked Sendable {
     }
 
     deinit {
-        bytes.deallocate()
+        PageMemory.shared.deallocate(bytes)
         separatorPrefixes?.deallocate()
     }
 
@@ -238,7 +238,7 @@ final class Page: @unchecked Sendable {
     /// `source`, a branch whose separators are those of `source` (only its child pointers
     /// changed), the search prefixes are copied instead of computed again.
     static func copy(id: PageID, image: UnsafeRawBufferPointer, separatorsOf source: Page? = nil) -> Page {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
+        let buffer = PageMemory.shared.allocate(byteCount: image.count)
         buffer.copyMemory(from: image)
         let page = Page(id: id, bytes: buffer)
         if let source, page.type == .branch, page.level == source.level, page.count == source.count,
@@ -255,13 +255,14 @@ final class Page: @unchecked Sendable {
     /// Copies `image` (a whole page as on disk, or a decompressed logical leaf) and validates it.
     /// - Throws: `ArborError.corruptPage` naming what is wrong.
     static func validated(id: PageID, image: UnsafeRawBufferPointer, verifyChecksum: Bool) throws -> Page {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: image.count, alignment: 8)
+        let buffer = PageMemory.shared.allocate(byteCount: image.count)
         buffer.copyMemory(from: image)
         return try validated(id: id, adopting: buffer, verifyChecksum: verifyChecksum)
     }
 
     /// `validated(id:image:verifyChecksum:)` without the copy, for a page image already in
-    /// `buffer` (allocated with alignment 8; a page just read from the file): the function
+    /// `buffer` (from `PageMemory`, or allocated with alignment 8; a page just read from the
+    /// file): the function
     /// owns `buffer` from the call on — the returned page keeps it, and it is deallocated when
     /// the page is invalid.
     static func validated(id: PageID, adopting buffer: UnsafeMutableRawBufferPointer, verifyChecksum: Bool = true) throws -> Page {
@@ -275,7 +276,7 @@ final class Page: @unchecked Sendable {
                 throw ArborError.corruptPage(page: id, detail: "header says page \(image.u32(PageHeader.pageNumber)) (misdirected write?)")
             }
         } catch {
-            buffer.deallocate()
+            PageMemory.shared.deallocate(buffer)
             throw error
         }
         // From here the page owns the buffer (its deinit frees it, also when invalid).
