@@ -82,6 +82,22 @@ import Testing
         memory.deallocate(again)
     }
 
+    @Test func aRunEmptiedWhileCarvedGoesBackWhenTheNextIsMapped() {
+        let memory = PageMemory(pools: true)
+        // 512 blocks of 4 KiB carve a whole run; freed, they stay listed while it is current.
+        let small = (0..<512).map { _ in memory.allocate(byteCount: 4096) }
+        for block in small { memory.deallocate(block) }
+        #expect(memory.statistics.runs == 1)
+        #expect(memory.statistics.freeBlocks == 512)
+        // A size with no freed block needs a new run: the empty one goes, with its listed blocks.
+        let large = memory.allocate(byteCount: 65536)
+        #expect(memory.statistics.runs == 1)
+        #expect(memory.statistics.freeBlocks == 0)
+        #expect(memory.statistics.blocksInUse == 1)
+        memory.deallocate(large)
+        #expect(memory.statistics.runs == 1)
+    }
+
     @Test func sizesThePoolDoesNotServeComeFromTheCLibrary() {
         let memory = PageMemory(pools: true)
         for size in [1, 100, 4097, 65536 + 4096, 1 << 20] {

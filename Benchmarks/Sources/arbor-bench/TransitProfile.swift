@@ -16,6 +16,10 @@ struct TransitProfile: ParsableCommand {
     @Option(help: "Also run the query on this SQLite file (made by `transit`) and print both medians and their ratio.") var sqlite: String?
     @Option(help: "With --sqlite: the two sides take turns, this many queries each, as `transit` runs them (each side's turn starts with the CPU caches holding the other's data).") var interleave: Int?
 
+    func validate() throws {
+        if interleave != nil, sqlite == nil { throw ValidationError("--interleave takes turns with SQLite: give --sqlite too") }
+    }
+
     func run() throws {
         if query == "import" { try? FileManager.default.removeItem(atPath: path) }
         let exists = FileManager.default.fileExists(atPath: path)

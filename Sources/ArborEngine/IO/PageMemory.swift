@@ -5,7 +5,8 @@ import Darwin
 #endif
 
 /// Memory for the images of pages held in memory (`Page.bytes`), carved from runs of 2 MiB
-/// aligned to 2 MiB, which the kernel may back with one huge page each (`MADV_HUGEPAGE`).
+/// aligned to 2 MiB, which the kernel may back with one huge page each (`MADV_HUGEPAGE`; every
+/// run but the process's first, see `mapRun`).
 ///
 /// Why: a query that probes an index once per candidate reaches leaves all over a page cache
 /// of tens of megabytes. With each image a separate allocation of the C library's, nearly every
@@ -43,6 +44,8 @@ final class PageMemory: Sendable {
         var live: [UInt: Int] = [:]
         /// Set when the system refused a run: later allocations go to the C library.
         var exhausted = false
+        /// Runs mapped so far (the first is not marked for huge pages: see `mapRun`).
+        var mapped = 0
     }
 
     private let state = Locked(State())
@@ -82,9 +85,7 @@ final class PageMemory: Sendable {
             guard let live = state.live[run] else { return false }
             guard live > 1 || run == state.end &- UInt(Self.runBytes) else {
                 // The run's last block in use: the run goes back to the system.
-                state.live[run] = nil
-                for size in state.free.keys { state.free[size]?.removeAll { Self.run(of: $0) == run } }
-                if let start = UnsafeMutableRawPointer(bitPattern: run) { munmap(start, Self.runBytes) }
+                Self.release(run, in: &state)
                 return true
             }
             state.live[run] = live - 1
@@ -101,6 +102,13 @@ final class PageMemory: Sendable {
         }
     }
 
+    /// Returns `run` to the system, taking its blocks off the free lists.
+    private static func release(_ run: UInt, in state: inout State) {
+        state.live[run] = nil
+        for size in state.free.keys { state.free[size]?.removeAll { Self.run(of: $0) == run } }
+        if let start = UnsafeMutableRawPointer(bitPattern: run) { munmap(start, runBytes) }
+    }
+
     /// The start of the run holding `address`.
     private static func run(of address: UInt) -> UInt { address & ~UInt(runBytes - 1) }
 
@@ -113,10 +121,14 @@ final class PageMemory: Sendable {
         }
         if state.end - state.next < UInt(size) {
             guard !state.exhausted else { return nil }
-            guard let run = mapRun() else {
+            guard let run = mapRun(huge: state.mapped > 0) else {
                 state.exhausted = true
                 return nil
             }
+            state.mapped += 1
+            // The run carved until now, if none of its blocks is in use, goes back at once: every
+            // run but the one being carved holds a block in use.
+            if state.end > 0, state.live[state.end - UInt(runBytes)] == 0 { release(state.end - UInt(runBytes), in: &state) }
             (state.next, state.end) = (run, run + UInt(runBytes))
         }
         let address = state.next
@@ -126,8 +138,12 @@ final class PageMemory: Sendable {
     }
 
     /// A new run of `runBytes`, aligned to `runBytes`: mapped with room to align, the rest
-    /// unmapped. nil when the system refuses.
-    private static func mapRun() -> UInt? {
+    /// unmapped; with `huge`, marked for huge pages. nil when the system refuses.
+    ///
+    /// The process's first run is not marked: opening a store and answering its first fetch
+    /// reads a few hundred pages, and a huge page is zeroed whole (2 MiB) at its first touch,
+    /// where small pages are zeroed as they are touched. The page caches' later runs are marked.
+    private static func mapRun(huge: Bool) -> UInt? {
         let length = 2 * runBytes
         guard let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
               mapped != MAP_FAILED else { return nil }
@@ -137,7 +153,7 @@ final class PageMemory: Sendable {
         let tail = start + UInt(length) - (aligned + UInt(runBytes))
         if tail > 0, let tailStart = UnsafeMutableRawPointer(bitPattern: aligned + UInt(runBytes)) { munmap(tailStart, Int(tail)) }
         #if os(Linux)
-        if let run = UnsafeMutableRawPointer(bitPattern: aligned) { _ = madvise(run, runBytes, MADV_HUGEPAGE) }
+        if huge, let run = UnsafeMutableRawPointer(bitPattern: aligned) { _ = madvise(run, runBytes, MADV_HUGEPAGE) }
         #endif
         return aligned
     }
