@@ -35,13 +35,15 @@ final class PageMemory: Sendable {
     static let largestPooled = 64 << 10
 
     private struct State {
-        /// Freed blocks by size (addresses).
-        var free: [Int: [UInt]] = [:]
+        /// Freed blocks (addresses) by size: list `i` holds blocks of `i` granules.
+        var free = [[UInt]](repeating: [], count: largestPooled / granule + 1)
         /// The part of the newest run not carved yet.
         var next: UInt = 0
         var end: UInt = 0
-        /// Blocks in use in each run, by the run's start.
-        var live: [UInt: Int] = [:]
+        /// The runs mapped, by start, with the blocks in use in each (a page read and a page
+        /// freed each look their run up: a bisection of a few dozen starts costs fewer
+        /// instructions than hashing into a dictionary).
+        var runs = RunTable()
         /// Set when the system refused a run: later allocations go to the C library.
         var exhausted = false
         /// Runs mapped so far (the first is not marked for huge pages: see `mapRun`).
@@ -82,14 +84,14 @@ final class PageMemory: Sendable {
         let address = UInt(bitPattern: base)
         let run = Self.run(of: address)
         let pooled = state.withLock { state -> Bool in
-            guard let live = state.live[run] else { return false }
-            guard live > 1 || run == state.end &- UInt(Self.runBytes) else {
+            guard let position = state.runs.position(of: run) else { return false }
+            guard state.runs.live[position] > 1 || run == state.end &- UInt(Self.runBytes) else {
                 // The run's last block in use: the run goes back to the system.
                 Self.release(run, in: &state)
                 return true
             }
-            state.live[run] = live - 1
-            state.free[buffer.count, default: []].append(address)
+            state.runs.live[position] -= 1
+            state.free[buffer.count / Self.granule].append(address)
             return true
         }
         if !pooled { buffer.deallocate() }
@@ -98,14 +100,14 @@ final class PageMemory: Sendable {
     /// Blocks on the free lists, blocks in use and runs mapped (for tests).
     var statistics: (freeBlocks: Int, blocksInUse: Int, runs: Int) {
         state.withLock { state in
-            (state.free.values.reduce(0) { $0 + $1.count }, state.live.values.reduce(0, +), state.live.count)
+            (state.free.reduce(0) { $0 + $1.count }, state.runs.live.reduce(0, +), state.runs.starts.count)
         }
     }
 
     /// Returns `run` to the system, taking its blocks off the free lists.
     private static func release(_ run: UInt, in state: inout State) {
-        state.live[run] = nil
-        for size in state.free.keys { state.free[size]?.removeAll { Self.run(of: $0) == run } }
+        state.runs.remove(run)
+        for size in state.free.indices { state.free[size].removeAll { Self.run(of: $0) == run } }
         if let start = UnsafeMutableRawPointer(bitPattern: run) { munmap(start, runBytes) }
     }
 
@@ -115,8 +117,8 @@ final class PageMemory: Sendable {
     /// A freed block of `size` bytes, else one carved from the current run (a new run when it
     /// has too little left); nil when the system refuses a run.
     private static func take(_ size: Int, from state: inout State) -> UInt? {
-        if let address = state.free[size]?.popLast() {
-            state.live[run(of: address), default: 0] += 1
+        if let address = state.free[size / granule].popLast() {
+            state.runs.noteTaken(run(of: address))
             return address
         }
         if state.end - state.next < UInt(size) {
@@ -128,12 +130,15 @@ final class PageMemory: Sendable {
             state.mapped += 1
             // The run carved until now, if none of its blocks is in use, goes back at once: every
             // run but the one being carved holds a block in use.
-            if state.end > 0, state.live[state.end - UInt(runBytes)] == 0 { release(state.end - UInt(runBytes), in: &state) }
+            if state.end > 0, let previous = state.runs.position(of: state.end - UInt(runBytes)), state.runs.live[previous] == 0 {
+                release(state.end - UInt(runBytes), in: &state)
+            }
+            state.runs.insert(run)
             (state.next, state.end) = (run, run + UInt(runBytes))
         }
         let address = state.next
         state.next += UInt(size)
-        state.live[run(of: address), default: 0] += 1
+        state.runs.noteTaken(run(of: address))
         return address
     }
 
@@ -156,5 +161,39 @@ final class PageMemory: Sendable {
         if huge, let run = UnsafeMutableRawPointer(bitPattern: aligned) { _ = madvise(run, runBytes, MADV_HUGEPAGE) }
         #endif
         return aligned
+    }
+}
+
+/// The runs `PageMemory` has mapped, sorted by start, with the blocks in use in each.
+private struct RunTable {
+    private(set) var starts: [UInt] = []
+    var live: [Int] = []
+
+    /// The position of the run starting at `start`, if it is mapped. O(log runs).
+    func position(of start: UInt) -> Int? {
+        var low = 0, high = starts.count
+        while low < high {
+            let middle = (low + high) / 2
+            if starts[middle] < start { low = middle + 1 } else { high = middle }
+        }
+        return low < starts.count && starts[low] == start ? low : nil
+    }
+
+    /// Adds a run with no block in use.
+    mutating func insert(_ start: UInt) {
+        let at = starts.firstIndex { $0 > start } ?? starts.count
+        starts.insert(start, at: at)
+        live.insert(0, at: at)
+    }
+
+    mutating func remove(_ start: UInt) {
+        guard let at = position(of: start) else { return }
+        starts.remove(at: at)
+        live.remove(at: at)
+    }
+
+    /// Counts a block taken from the run starting at `start` (a mapped run).
+    mutating func noteTaken(_ start: UInt) {
+        if let at = position(of: start) { live[at] += 1 }
     }
 }
