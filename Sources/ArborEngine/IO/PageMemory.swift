@@ -5,8 +5,7 @@ import Darwin
 #endif
 
 /// Memory for the images of pages held in memory (`Page.bytes`), carved from runs of 2 MiB
-/// aligned to 2 MiB, which the kernel may back with one huge page each (`MADV_HUGEPAGE`; every
-/// run but the process's first, see `mapRun`).
+/// aligned to 2 MiB, which the kernel may back with one huge page each (`MADV_HUGEPAGE`).
 ///
 /// Why: a query that probes an index once per candidate reaches leaves all over a page cache
 /// of tens of megabytes. With each image a separate allocation of the C library's, nearly every
@@ -16,7 +15,9 @@ import Darwin
 /// SUBQUERY of `arbor-bench transit` took 9% less time with the C library's heap on huge pages
 /// (glibc's `glibc.malloc.hugetlb=1`) and 7.5% less with this pool; its first queries after
 /// opening, which read most of their leaves from the file, about a quarter less, as a fresh
-/// 4 KiB page of heap no longer faults in for each image read.
+/// 4 KiB page of heap no longer faults in for each image read. The first run is marked too:
+/// a huge page is zeroed whole at its first touch, but the 4 KiB faults it replaces cost more,
+/// even to a process that only opens a store and answers one fetch (see `mapRun`).
 ///
 /// Sizes that are a multiple of 4 KiB up to 64 KiB (every page size) come from the pool, each
 /// size from its own list of freed blocks, else from the run being carved; others, and any
@@ -46,8 +47,6 @@ final class PageMemory: Sendable {
         var runs = RunTable()
         /// Set when the system refused a run: later allocations go to the C library.
         var exhausted = false
-        /// Runs mapped so far (the first is not marked for huge pages: see `mapRun`).
-        var mapped = 0
     }
 
     private let state = Locked(State())
@@ -123,11 +122,10 @@ final class PageMemory: Sendable {
         }
         if state.end - state.next < UInt(size) {
             guard !state.exhausted else { return nil }
-            guard let run = mapRun(huge: state.mapped > 0) else {
+            guard let run = mapRun() else {
                 state.exhausted = true
                 return nil
             }
-            state.mapped += 1
             // The run carved until now, if none of its blocks is in use, goes back at once: every
             // run but the one being carved holds a block in use.
             if state.end > 0, let previous = state.runs.position(of: state.end - UInt(runBytes)), state.runs.live[previous] == 0 {
@@ -143,12 +141,13 @@ final class PageMemory: Sendable {
     }
 
     /// A new run of `runBytes`, aligned to `runBytes`: mapped with room to align, the rest
-    /// unmapped; with `huge`, marked for huge pages. nil when the system refuses.
+    /// unmapped, and marked for huge pages. nil when the system refuses.
     ///
-    /// The process's first run is not marked: opening a store and answering its first fetch
-    /// reads a few hundred pages, and a huge page is zeroed whole (2 MiB) at its first touch,
-    /// where small pages are zeroed as they are touched. The page caches' later runs are marked.
-    private static func mapRun(huge: Bool) -> UInt? {
+    /// Every run is marked, the process's first too. Left to 4 KiB pages, each image read into
+    /// that run faulted in a page of its own (a trap, a page taken and charged, 4 KiB zeroed):
+    /// a fresh process's first 200 geo 80 m queries took 3.9 to 4.2 ms instead of 3.0 to 3.1,
+    /// and opening a store with its first fetch 1.92 ms (median of 40 spawns) instead of 1.77.
+    private static func mapRun() -> UInt? {
         let length = 2 * runBytes
         guard let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
               mapped != MAP_FAILED else { return nil }
@@ -158,7 +157,7 @@ final class PageMemory: Sendable {
         let tail = start + UInt(length) - (aligned + UInt(runBytes))
         if tail > 0, let tailStart = UnsafeMutableRawPointer(bitPattern: aligned + UInt(runBytes)) { munmap(tailStart, Int(tail)) }
         #if os(Linux)
-        if huge, let run = UnsafeMutableRawPointer(bitPattern: aligned) { _ = madvise(run, runBytes, MADV_HUGEPAGE) }
+        if let run = UnsafeMutableRawPointer(bitPattern: aligned) { _ = madvise(run, runBytes, MADV_HUGEPAGE) }
         #endif
         return aligned
     }
