@@ -5,7 +5,8 @@ import Darwin
 #endif
 
 /// Memory for the images of pages held in memory (`Page.bytes`), carved from runs of 2 MiB
-/// aligned to 2 MiB, which the kernel may back with one huge page each (`MADV_HUGEPAGE`).
+/// aligned to 2 MiB, which the kernel may back with one huge page each (`MADV_HUGEPAGE`; every
+/// run but the process's first, which is faulted in ahead of its carving instead: see `mapRun`).
 ///
 /// Why: a query that probes an index once per candidate reaches leaves all over a page cache
 /// of tens of megabytes. With each image a separate allocation of the C library's, nearly every
@@ -15,9 +16,7 @@ import Darwin
 /// SUBQUERY of `arbor-bench transit` took 9% less time with the C library's heap on huge pages
 /// (glibc's `glibc.malloc.hugetlb=1`) and 7.5% less with this pool; its first queries after
 /// opening, which read most of their leaves from the file, about a quarter less, as a fresh
-/// 4 KiB page of heap no longer faults in for each image read. The first run is marked too:
-/// a huge page is zeroed whole at its first touch, but the 4 KiB faults it replaces cost more,
-/// even to a process that only opens a store and answers one fetch (see `mapRun`).
+/// 4 KiB page of heap no longer faults in for each image read.
 ///
 /// Sizes that are a multiple of 4 KiB up to 64 KiB (every page size) come from the pool, each
 /// size from its own list of freed blocks, else from the run being carved; others, and any
@@ -47,7 +46,15 @@ final class PageMemory: Sendable {
         var runs = RunTable()
         /// Set when the system refused a run: later allocations go to the C library.
         var exhausted = false
+        /// Runs mapped so far (the first is not marked for huge pages: see `mapRun`).
+        var mapped = 0
+        /// In a run left to small pages, the end of its part faulted in so far (`prefaultBytes`
+        /// at a time, ahead of the carving); 0 in a run marked for huge pages.
+        var prefaulted: UInt = 0
     }
+
+    /// How much of a run left to small pages is faulted in at a time, in one system call.
+    static let prefaultBytes = 64 << 10
 
     private let state = Locked(State())
     /// Whether blocks come from the pool (not under AddressSanitizer).
@@ -68,10 +75,12 @@ final class PageMemory: Sendable {
     /// - Complexity: O(1) amortized: one lock; a system call for each new run of 2 MiB.
     func allocate(byteCount: Int) -> UnsafeMutableRawBufferPointer {
         guard pools, byteCount > 0, byteCount <= Self.largestPooled, byteCount % Self.granule == 0,
-              let address = state.withLock({ Self.take(byteCount, from: &$0) }),
-              let base = UnsafeMutableRawPointer(bitPattern: address) else {
+              let taken = state.withLock({ Self.take(byteCount, from: &$0) }),
+              let base = UnsafeMutableRawPointer(bitPattern: taken.address) else {
             return UnsafeMutableRawBufferPointer.allocate(byteCount: byteCount, alignment: 8)
         }
+        // Outside the lock: the range lies in the block's run, which the block keeps mapped.
+        if let range = taken.prefault { Self.prefault(range) }
         return UnsafeMutableRawBufferPointer(start: base, count: byteCount)
     }
 
@@ -114,18 +123,20 @@ final class PageMemory: Sendable {
     private static func run(of address: UInt) -> UInt { address & ~UInt(runBytes - 1) }
 
     /// A freed block of `size` bytes, else one carved from the current run (a new run when it
-    /// has too little left); nil when the system refuses a run.
-    private static func take(_ size: Int, from state: inout State) -> UInt? {
+    /// has too little left), with the part of a small-page run to fault in ahead of it; nil
+    /// when the system refuses a run.
+    private static func take(_ size: Int, from state: inout State) -> (address: UInt, prefault: Range<UInt>?)? {
         if let address = state.free[size / granule].popLast() {
             state.runs.noteTaken(run(of: address))
-            return address
+            return (address, nil)
         }
         if state.end - state.next < UInt(size) {
             guard !state.exhausted else { return nil }
-            guard let run = mapRun() else {
+            guard let run = mapRun(huge: state.mapped > 0) else {
                 state.exhausted = true
                 return nil
             }
+            state.mapped += 1
             // The run carved until now, if none of its blocks is in use, goes back at once: every
             // run but the one being carved holds a block in use.
             if state.end > 0, let previous = state.runs.position(of: state.end - UInt(runBytes)), state.runs.live[previous] == 0 {
@@ -133,21 +144,42 @@ final class PageMemory: Sendable {
             }
             state.runs.insert(run)
             (state.next, state.end) = (run, run + UInt(runBytes))
+            state.prefaulted = state.mapped == 1 ? run : 0
         }
         let address = state.next
         state.next += UInt(size)
         state.runs.noteTaken(run(of: address))
-        return address
+        var prefault: Range<UInt>?
+        if state.prefaulted != 0, state.next > state.prefaulted {
+            let chunk = UInt(prefaultBytes)
+            let end = min(state.end, (state.next + chunk - 1) & ~(chunk - 1))
+            prefault = state.prefaulted..<end
+            state.prefaulted = end
+        }
+        return (address, prefault)
+    }
+
+    /// Faults in `range` (of a run left to small pages) in one system call: one trap instead of
+    /// one for each 4 KiB page as the images are first written. Before Linux 5.14 the call is
+    /// refused, and the pages fault in as they are touched.
+    private static func prefault(_ range: Range<UInt>) {
+        #if os(Linux)
+        let populateWrite: Int32 = 23  // MADV_POPULATE_WRITE
+        if let start = UnsafeMutableRawPointer(bitPattern: range.lowerBound) { _ = madvise(start, Int(range.upperBound - range.lowerBound), populateWrite) }
+        #endif
     }
 
     /// A new run of `runBytes`, aligned to `runBytes`: mapped with room to align, the rest
-    /// unmapped, and marked for huge pages. nil when the system refuses.
+    /// unmapped; with `huge`, marked for huge pages. nil when the system refuses.
     ///
-    /// Every run is marked, the process's first too. Left to 4 KiB pages, each image read into
-    /// that run faulted in a page of its own (a trap, a page taken and charged, 4 KiB zeroed):
-    /// a fresh process's first 200 geo 80 m queries took 3.9 to 4.2 ms instead of 3.0 to 3.1,
-    /// and opening a store with its first fetch 1.92 ms (median of 40 spawns) instead of 1.77.
-    private static func mapRun() -> UInt? {
+    /// The process's first run is not marked: opening a store and answering its first fetch
+    /// reads a few hundred pages, and a huge page is zeroed whole (2 MiB) at its first touch;
+    /// on this project's virtual machine, with the first run marked, 1 to 4 spawns in 30 took
+    /// 6 to 7 ms to open a store and answer a fetch, where the others took 2. Its pages are
+    /// faulted in `prefaultBytes` at a time instead (`take`): each image read into it used to
+    /// fault in its own page (a trap, a page taken and charged, 4 KiB zeroed), a fifth of a
+    /// fresh process's first 200 geo 80 m queries. The page caches' later runs are marked.
+    private static func mapRun(huge: Bool) -> UInt? {
         let length = 2 * runBytes
         guard let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
               mapped != MAP_FAILED else { return nil }
@@ -157,7 +189,7 @@ final class PageMemory: Sendable {
         let tail = start + UInt(length) - (aligned + UInt(runBytes))
         if tail > 0, let tailStart = UnsafeMutableRawPointer(bitPattern: aligned + UInt(runBytes)) { munmap(tailStart, Int(tail)) }
         #if os(Linux)
-        if let run = UnsafeMutableRawPointer(bitPattern: aligned) { _ = madvise(run, runBytes, MADV_HUGEPAGE) }
+        if huge, let run = UnsafeMutableRawPointer(bitPattern: aligned) { _ = madvise(run, runBytes, MADV_HUGEPAGE) }
         #endif
         return aligned
     }
