@@ -18,6 +18,7 @@ struct TransitProfile: ParsableCommand {
 
     func validate() throws {
         if interleave != nil, sqlite == nil { throw ValidationError("--interleave takes turns with SQLite: give --sqlite too") }
+        if let interleave, interleave < 1 { throw ValidationError("--interleave is the number of queries in a turn: at least 1") }
     }
 
     func run() throws {
@@ -54,7 +55,7 @@ struct TransitProfile: ParsableCommand {
             print(String(format: "iterate: peak memory growth in a second pass %.1f MiB", Memory.peakMiB - before))
         case "count": latencies = [try Clock.seconds { _ = try side.countPerStop() } * 1000]
         default:
-            if let sqlite, let interleave, interleave > 0 {
+            if let sqlite, let interleave {
                 // Turns as `transit` takes them: a block each, the first side alternating.
                 let other = try SQLiteTransitSide(path: sqlite)
                 var sqliteLatencies: [Double] = []
