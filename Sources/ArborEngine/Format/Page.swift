@@ -262,9 +262,8 @@ final class Page: @unchecked Sendable {
 
     /// `validated(id:image:verifyChecksum:)` without the copy, for a page image already in
     /// `buffer` (from `PageMemory`, or allocated with alignment 8; a page just read from the
-    /// file): the function
-    /// owns `buffer` from the call on — the returned page keeps it, and it is deallocated when
-    /// the page is invalid.
+    /// file): the function owns `buffer` from the call on — the returned page keeps it, and it
+    /// is deallocated when the page is invalid.
     static func validated(id: PageID, adopting buffer: UnsafeMutableRawBufferPointer, verifyChecksum: Bool = true) throws -> Page {
         let image = UnsafeRawBufferPointer(buffer)
         do {

@@ -132,7 +132,9 @@ final class PageMemory: Sendable {
         }
         if state.end - state.next < UInt(size) {
             guard !state.exhausted else { return nil }
-            guard let run = mapRun(huge: state.mapped > 0) else {
+            // Only the process's first run is left to small pages (see `mapRun`).
+            let huge = state.mapped > 0
+            guard let run = mapRun(huge: huge) else {
                 state.exhausted = true
                 return nil
             }
@@ -144,7 +146,7 @@ final class PageMemory: Sendable {
             }
             state.runs.insert(run)
             (state.next, state.end) = (run, run + UInt(runBytes))
-            state.prefaulted = state.mapped == 1 ? run : 0
+            state.prefaulted = huge ? 0 : run
         }
         let address = state.next
         state.next += UInt(size)
