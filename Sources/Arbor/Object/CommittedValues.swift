@@ -85,6 +85,12 @@ struct CommittedValues {
         return nil
     }
 
+    /// The references of the stored row's columns, when the state holds them.
+    var storedReferences: StoredReferences? {
+        if case .columns(_, let references, _) = storage { return references }
+        return nil
+    }
+
     /// Every slot's value, in slot order.
     var all: [PropertyValue] {
         switch storage {

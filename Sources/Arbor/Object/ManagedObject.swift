@@ -89,16 +89,32 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     // State, read and written only on the context's queue.
     var isFaultState = true
+    /// The committed state. A stored row's is kept as its parts (`storedColumns` and
+    /// `storedReferences`) and made when asked: a fetched object then holds each part once, and
+    /// its creation and release skip the state's enum and its slot table.
     var committedValues: CommittedValues? {
-        get { committed }
+        get {
+            if let storedReferences, let storedColumns { return CommittedValues(columns: storedColumns, references: storedReferences, info: info) }
+            return givenCommitted
+        }
         set {
-            committed = newValue
-            keep(newValue?.storedColumns)
+            if let newValue, let columns = newValue.storedColumns, let references = newValue.storedReferences {
+                givenCommitted = nil
+                storedReferences = references
+                keep(columns)
+            } else {
+                givenCommitted = newValue
+                storedReferences = nil
+                keep(nil)
+            }
         }
     }
-    private var committed: CommittedValues?
-    /// Whether the committed state is known (read without copying it).
-    var hasCommittedValues: Bool { committed != nil }
+    /// The committed state when it is not a stored row's: values given by a parent context or a save.
+    private var givenCommitted: CommittedValues?
+    /// How the reference columns of `storedColumns` become IDs, when they are the committed state.
+    private var storedReferences: StoredReferences?
+    /// Whether the committed state is known (read without making it).
+    var hasCommittedValues: Bool { storedReferences != nil || givenCommitted != nil }
     /// The committed state's stored columns, when it holds a row's: a property read takes
     /// them without copying the committed state (see `storedAttribute`). Unchecked, as is
     /// `changes`: read at every property read, never accessed in overlapping ways.
@@ -173,7 +189,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// each part retained once: a fetch fills every object it returns this way.
     func loadCommitted(columns: RowColumns, references: StoredReferences, version: UInt64) {
         keep(columns)
-        committed = CommittedValues(columns: columns, references: references, info: info)
+        givenCommitted = nil
+        storedReferences = references
         committedVersion = version
     }
 
