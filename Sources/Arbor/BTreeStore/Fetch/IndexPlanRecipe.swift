@@ -22,6 +22,9 @@ final class IndexPlanRecipe: Sendable {
     private let shapes: [ConditionShape?]
     private let layout: IndexLayout
     private let filters: [(position: Int, part: Int)]
+    /// The conjuncts the ranges encode, as written: every plan's labels (`QueryPlan.labelBindings`
+    /// gives each its values).
+    private let usedLabels: [ConditionLabel]
 
     init(index: EntityInfo.Index, parts: [ObjectPredicate], sites: [ConditionSite?], stated: [QueryPlanner.StatedCondition?],
          layout: IndexLayout, filters: [(position: Int, part: Int)]) {
@@ -31,6 +34,7 @@ final class IndexPlanRecipe: Sendable {
         shapes = stated.map { $0.map(ConditionShape.init) }
         self.layout = layout
         self.filters = filters
+        usedLabels = layout.used.map { .predicate(parts[$0]) }
     }
 
     /// The plan for `bindings`, when their conditions have the recorded shapes and their values
@@ -46,8 +50,8 @@ final class IndexPlanRecipe: Sendable {
             stated.append(condition)
         }
         guard let ranges = layout.ranges(of: index, stated) else { return nil }
-        var plan = QueryPlan(entity: info, access: .index(index, ranges),
-                             usedConditions: layout.used.map { .conjunct(parts[$0], bindings) })
+        var plan = QueryPlan(entity: info, access: .index(index, ranges), usedConditions: usedLabels)
+        plan.labelBindings = bindings
         plan.keyFilters = filters.compactMap { source in
             stated[source.part].flatMap { QueryPlanner.keyFilter(at: source.position, $0.condition, of: index) }
         }

@@ -36,6 +36,10 @@ struct QueryPlan: CustomStringConvertible {
     var memberChecks: [MemberCheck] = []
     /// The index was the one a prepared request's earlier binding chose (not weighed again).
     var reusedChoice = false
+    /// The values of the variables `usedConditions` are written with, substituted when they
+    /// are formatted: a prepared plan then shares its labels with every binding instead of
+    /// making them anew (see `IndexPlanRecipe`).
+    var labelBindings: TemplateBindings?
 
     /// Index entries arrive in sort order (the sort column at `position` of the key): the walk
     /// stops once `count` rows matched and the rows tied with the last one are in.
@@ -57,23 +61,26 @@ struct QueryPlan: CustomStringConvertible {
         return accessDescription + joins
     }
 
+    /// The descriptions of `usedConditions`, their variables replaced by `labelBindings`.
+    private var labels: [String] { usedConditions.map { $0.description(substituting: labelBindings) } }
+
     /// The access path alone, in `description`.
     private var accessDescription: String {
         switch access {
         case .scan:
             // Conditions only when a text search gave way to the scan (see `BTreeStore.textCandidates`).
-            return "SCAN \(entity.rowTree)" + (usedConditions.isEmpty ? "" : " (\(usedConditions.map(\.description).joined(separator: "; ")))")
+            return "SCAN \(entity.rowTree)" + (usedConditions.isEmpty ? "" : " (\(labels.joined(separator: "; ")))")
         case .text(let search):
-            return "SEARCH \(search.index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
+            return "SEARCH \(search.index.tree) (\(labels.joined(separator: " AND ")))"
                 + (search.probes.count > 1 ? " × \(search.probes.count) prefixes" : "")
         case .union(let branches):
             return "MULTI-INDEX OR: " + branches.map(\.description).joined(separator: " ∪ ")
         case .index(let index, let ranges):
-            return "SEARCH \(index.tree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
+            return "SEARCH \(index.tree) (\(labels.joined(separator: " AND ")))"
                 + (ranges.count > 1 ? " × \(ranges.count) ranges" : "") + (ordering?.label.map { " " + $0 } ?? "")
                 + (reusedChoice ? " (prepared: index kept)" : "")
         case .rows(let keys):
-            return "SEARCH \(entity.rowTree) (\(usedConditions.map(\.description).joined(separator: " AND ")))"
+            return "SEARCH \(entity.rowTree) (\(labels.joined(separator: " AND ")))"
                 + (keys.count == 1 ? "" : " × \(keys.count) keys")
         case .related(let search):
             return "\(search.inner.description) THEN \(search.link)"
@@ -118,9 +125,13 @@ enum ConditionLabel: CustomStringConvertible {
         bindings.map { .bound(conjunct, $0) } ?? .predicate(conjunct)
     }
 
-    var description: String {
+    var description: String { description(substituting: nil) }
+
+    /// The label, a predicate written with variables given the values of `bindings` when it
+    /// carries none of its own.
+    func description(substituting bindings: TemplateBindings?) -> String {
         switch self {
-        case .predicate(let predicate): return PredicateFormatter.summary(predicate)
+        case .predicate(let predicate): return PredicateFormatter.summary(bindings.map { predicate.substituting($0) } ?? predicate)
         case .bound(let predicate, let bindings): return PredicateFormatter.summary(predicate.substituting(bindings))
         case .text(let text): return text
         }
