@@ -50,6 +50,19 @@ struct SpareReaderTests {
         }
     }
 
+    @Test("every read of one snapshot reuses the one kept transaction, not every other read")
+    func reusedByEveryRead() throws {
+        let (_, coordinator, store) = try Self.stack()
+        try Self.save(coordinator, names: ["Alex"])
+        // Weak: a strong reference here would make the transaction look shared when a read ends.
+        weak var first: Transaction?
+        try store.reading { first = $0 }
+        for read in 0..<6 {
+            #expect(try store.reading { $0 === first }, "read \(read) had a transaction of its own")
+        }
+        #expect(first != nil)
+    }
+
     @Test("a transaction something still refers to after its read is not kept, and is closed")
     func escapedTransactionNotKept() throws {
         let (_, coordinator, store) = try Self.stack()

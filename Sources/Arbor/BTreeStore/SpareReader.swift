@@ -26,11 +26,13 @@ final class SpareReader: Sendable {
     /// still shows that snapshot, else a new one, which is kept afterwards.
     /// - Throws: what `Database.beginRead(reusing:)` and `body` throw.
     func read<R>(_ database: Database, _ body: (Transaction) throws -> R) throws -> R {
-        let spare = kept.withLock { kept in
+        // The spare is taken out of the box and passed on, not held here: a second reference
+        // to it would make the transaction look shared when the read ends, and it would not
+        // be kept for the next read.
+        var transaction = try database.beginRead(reusing: kept.withLock { kept in
             defer { kept.transaction = nil }
             return kept.transaction
-        }
-        var transaction = try database.beginRead(reusing: spare)
+        })
         defer {
             transaction.close()
             if isKnownUniquelyReferenced(&transaction) {
