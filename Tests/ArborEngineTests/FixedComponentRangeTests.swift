@@ -1,4 +1,4 @@
-import ArborEngine
+@testable import ArborEngine
 import ArborEngineTestSupport
 import Testing
 
@@ -77,6 +77,66 @@ struct FixedComponentRangeTests {
         // Bounds that are not of a fixed size, or no bound at all, make no range.
         #expect(FixedComponentRange(position: 0, lower: (TupleKey.encode([.string("a")]), true), upper: nil) == nil)
         #expect(FixedComponentRange(position: 0, lower: nil, upper: nil) == nil)
+    }
+
+    /// Values of every kind, with the edges of each: sign changes, the compact integers' byte
+    /// counts, NaN and signed zeros.
+    static func anyKindValue(_ random: inout SplitMix64) -> TupleValue {
+        let edges: [Int64] = [0, 1, -1, 127, 128, 255, 256, 65_535, 65_536, 1 << 40, Int64.max, Int64.min]
+        let wide = Int64.random(in: Int64.min...Int64.max, using: &random)
+        switch Int.random(in: 0..<17, using: &random) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &random))
+        case 2: return .int8(Int8(truncatingIfNeeded: wide))
+        case 3: return .int16(Int16(truncatingIfNeeded: wide))
+        case 4: return .int32(Int32(truncatingIfNeeded: wide))
+        case 5: return .int64(wide)
+        case 6: return .integer(edges[Int.random(in: 0..<edges.count, using: &random)])
+        case 7: return .integer(wide >> Int64.random(in: 0...63, using: &random))
+        case 8: return .uint8(UInt8(truncatingIfNeeded: wide))
+        case 9: return .uint16(UInt16(truncatingIfNeeded: wide))
+        case 10: return .uint32(UInt32(truncatingIfNeeded: wide))
+        case 11: return .uint64(UInt64(bitPattern: wide))
+        case 12: return .float([Float.nan, 0, -0.0, .infinity, -1.5, Float(bitPattern: UInt32(truncatingIfNeeded: wide))][Int.random(in: 0..<6, using: &random)])
+        case 13: return .double([Double.nan, 0, -0.0, -.infinity, 52.52, Double(bitPattern: UInt64(bitPattern: wide))][Int.random(in: 0..<6, using: &random)])
+        case 14: return .date(Double(wide >> 20))
+        case 15: return .string(String(repeating: "é", count: Int.random(in: 0...2, using: &random)))
+        default: return Bool.random(using: &random) ? .bytes([1, 2]) : .uuid([UInt8](repeating: 7, count: 16))
+        }
+    }
+
+    @Test("a value's fixed component is the tag and body of its encoding, for every kind; nil for strings, bytes and UUIDs")
+    func fixedComponentMatchesTheEncoding() {
+        var random = SplitMix64(seed: 0xF1C6)
+        for _ in 0..<20_000 {
+            let value = Self.anyKindValue(&random)
+            let encoded = TupleKey.encode(component: value)
+            let fixed = FixedComponentRange.fixedSize(ofTag: encoded[0]) == encoded.count && encoded.count <= 9
+            let expected = fixed ? (encoded[0], encoded.withUnsafeBytes { FixedComponentRange.body(of: $0) }) : nil
+            let found = TupleKey.fixedComponent(value)
+            #expect(found?.tag == expected?.0 && found?.body == expected?.1, "\(value): \(encoded)")
+        }
+    }
+
+    @Test("a range given by values decides every key as the range given by their encodings")
+    func rangeFromValuesMatchesRangeFromBytes() throws {
+        var random = SplitMix64(seed: 0xF1C7)
+        for _ in 0..<5_000 {
+            let position = Int.random(in: 0...2, using: &random)
+            func bound() -> (value: TupleValue, inclusive: Bool)? {
+                Int.random(in: 0..<3, using: &random) == 0 ? nil : (Self.anyKindValue(&random), Bool.random(using: &random))
+            }
+            let lower = bound(), upper = bound()
+            let fromBytes = FixedComponentRange(position: position, lower: lower.map { (TupleKey.encode(component: $0.value), $0.inclusive) },
+                                                upper: upper.map { (TupleKey.encode(component: $0.value), $0.inclusive) })
+            let fromValues = FixedComponentRange(position: position, lowerValue: lower, upperValue: upper)
+            #expect((fromBytes == nil) == (fromValues == nil))
+            guard let fromBytes, let fromValues else { continue }
+            for _ in 0..<8 {
+                let key = TupleKey.encode((0..<3).map { _ in Self.anyKindValue(&random) })
+                #expect(key.withUnsafeBytes { fromBytes.verdict($0) == fromValues.verdict($0) }, "\(key)")
+            }
+        }
     }
 
     /// Admits keys whose component 1 the model puts in the range (strings: always), until the

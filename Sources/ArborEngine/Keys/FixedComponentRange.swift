@@ -30,6 +30,18 @@ public final class FixedComponentRange: Sendable {
         (hasUpper, upperTag, upperBody, upperInclusive) = (high != nil, high?.tag ?? 0, high?.body ?? 0, upper?.inclusive ?? true)
     }
 
+    /// A range with bounds given as values (nil: unbounded on that side), each read as it
+    /// would be encoded (`TupleKey.fixedComponent`): the same range as from their encodings,
+    /// without making them. nil when a bound is not of a fixed-size kind, or there is none.
+    public init?(position: Int, lowerValue lower: (value: TupleValue, inclusive: Bool)?, upperValue upper: (value: TupleValue, inclusive: Bool)?) {
+        guard position >= 0, lower != nil || upper != nil else { return nil }
+        let low = lower.flatMap { TupleKey.fixedComponent($0.value) }, high = upper.flatMap { TupleKey.fixedComponent($0.value) }
+        guard (lower == nil) == (low == nil), (upper == nil) == (high == nil) else { return nil }
+        self.position = position
+        (hasLower, lowerTag, lowerBody, lowerInclusive) = (low != nil, low?.tag ?? 0, low?.body ?? 0, lower?.inclusive ?? true)
+        (hasUpper, upperTag, upperBody, upperInclusive) = (high != nil, high?.tag ?? 0, high?.body ?? 0, upper?.inclusive ?? true)
+    }
+
     /// Whether `key` is in the range: nil when its bytes cannot tell (a component before the
     /// tested one that is not fixed-size, a key too short, or a tested component that is not
     /// fixed-size); the caller then decides by decoding. A null component is never in a range.

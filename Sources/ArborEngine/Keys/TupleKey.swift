@@ -79,6 +79,36 @@ public enum TupleKey {
         return output
     }
 
+    /// The tag and body of `value` encoded as one ascending component, when its tag fixes its
+    /// size at nine bytes or fewer (numbers, dates, booleans, null); nil for strings, bytes and
+    /// UUIDs. The body is `FixedComponentRange.body(of:)` of the encoding: its bytes after the
+    /// tag, big-endian, shifted to the top. Worked out without encoding: a key filter's bounds
+    /// need no array (the tests hold it equal to `encode(component:)`).
+    public static func fixedComponent(_ value: TupleValue) -> (tag: UInt8, body: UInt64)? {
+        let body: UInt64
+        switch value {
+        case .null, .bool: body = 0
+        case .int8(let v): body = UInt64(UInt8(bitPattern: v) ^ 0x80) << 56
+        case .int16(let v): body = UInt64(UInt16(bitPattern: v) ^ 0x8000) << 48
+        case .int32(let v): body = UInt64(UInt32(bitPattern: v) ^ 0x8000_0000) << 32
+        case .int64(let v): body = UInt64(bitPattern: v) ^ 0x8000_0000_0000_0000
+        case .integer(let v):
+            // Negative: eight bytes; zero: none; positive: its significant bytes (see `appendIntegerBody`).
+            let bytes = v < 0 ? 8 : (64 - v.leadingZeroBitCount + 7) / 8
+            body = bytes == 0 ? 0 : UInt64(bitPattern: v) << UInt64(64 - 8 * bytes)
+        case .uint8(let v): body = UInt64(v) << 56
+        case .uint16(let v): body = UInt64(v) << 48
+        case .uint32(let v): body = UInt64(v) << 32
+        case .uint64(let v): body = v
+        case .float(let v):
+            let bits = v.isNaN ? Float.nan.bitPattern : v.bitPattern
+            body = UInt64(bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000) << 32
+        case .double(let v), .date(let v): body = orderedBits(v)
+        case .string, .bytes, .uuid: return nil
+        }
+        return (value.tag, body)
+    }
+
     /// Encodes components with their directions.
     public static func encode(_ components: [TupleComponent]) -> [UInt8] {
         var output: [UInt8] = []

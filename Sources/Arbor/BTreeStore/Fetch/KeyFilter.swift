@@ -12,6 +12,9 @@ final class KeyFilter {
         case oneOf(ComponentSet)
         /// Encoded bounds with inclusivity; null never matches a range.
         case range(lower: ([UInt8], Bool)?, upper: ([UInt8], Bool)?)
+        /// A range whose bounds `fixedRange` holds: encoded from `condition` only for an entry
+        /// it cannot judge (a component of another kind, in a damaged or mixed column).
+        case fixedRange
         /// A string component whose encoding starts with these bytes (tag and escaped UTF-8).
         case prefix([UInt8])
         case always
@@ -37,18 +40,25 @@ final class KeyFilter {
         case .equal(let value): test = .equal(TupleKey.encode(component: value))
         case .oneOf(let values): test = .oneOf(values)
         case .range(let lower, let upper):
+            // Numbers and dates (a geo box's latitude): compared in place, no bound encoded.
+            if let fixed = FixedComponentRange(position: position, lowerValue: lower.map { ($0.0, $0.1) }, upperValue: upper.map { ($0.0, $0.1) }) {
+                test = .fixedRange
+                (self.lower, lowerInclusive, self.upper, upperInclusive) = (nil, true, nil, true)
+                fixedRange = fixed
+                return
+            }
             test = .range(lower: lower.map { (TupleKey.encode(component: $0.0), $0.1) }, upper: upper.map { (TupleKey.encode(component: $0.0), $0.1) })
         case .prefix(let text): test = .prefix(QueryPlanner.encodedStringPrefix(text))
         case .foldedEqual, .foldedPrefix: test = .always
         }
+        // A range here has a bound of another kind (a string): compared by bytes.
         if case .range(let lower, let upper) = test {
             (self.lower, lowerInclusive) = (lower?.0, lower?.1 ?? true)
             (self.upper, upperInclusive) = (upper?.0, upper?.1 ?? true)
-            fixedRange = FixedComponentRange(position: position, lower: lower.map { ($0.0, $0.1) }, upper: upper.map { ($0.0, $0.1) })
         } else {
             (self.lower, lowerInclusive, self.upper, upperInclusive) = (nil, true, nil, true)
-            fixedRange = nil
         }
+        fixedRange = nil
     }
 
     /// Whether the entry with key `key` meets the condition; a key too short for the position
@@ -78,16 +88,11 @@ final class KeyFilter {
         case .equal(let expected): return Self.compare(component, expected) == 0
         case .oneOf(let values): return values.contains(encoded: component)
         case .range:
-            if component[0] == 0x05 { return false }  // null never meets a range
-            if let lower {
-                let relation = Self.compare(component, lower)
-                if relation < 0 || (relation == 0 && !lowerInclusive) { return false }
-            }
-            if let upper {
-                let relation = Self.compare(component, upper)
-                if relation > 0 || (relation == 0 && !upperInclusive) { return false }
-            }
-            return true
+            return Self.inRange(component, lower: lower.map { ($0, lowerInclusive) }, upper: upper.map { ($0, upperInclusive) })
+        case .fixedRange:
+            guard case .range(let lower, let upper) = condition else { return false }
+            return Self.inRange(component, lower: lower.map { (TupleKey.encode(component: $0.0), $0.1) },
+                                upper: upper.map { (TupleKey.encode(component: $0.0), $0.1) })
         case .prefix(let prefix):
             guard component.count >= prefix.count else { return false }
             return Self.compare(UnsafeRawBufferPointer(rebasing: component[0..<prefix.count]), prefix) == 0
@@ -109,6 +114,20 @@ final class KeyFilter {
             index += 1
         }
         return nil
+    }
+
+    /// Whether the encoded component `component` lies between the encoded bounds; a null never does.
+    private static func inRange(_ component: UnsafeRawBufferPointer, lower: ([UInt8], Bool)?, upper: ([UInt8], Bool)?) -> Bool {
+        if component[0] == 0x05 { return false }  // null never meets a range
+        if let (bound, inclusive) = lower {
+            let relation = compare(component, bound)
+            if relation < 0 || (relation == 0 && !inclusive) { return false }
+        }
+        if let (bound, inclusive) = upper {
+            let relation = compare(component, bound)
+            if relation > 0 || (relation == 0 && !inclusive) { return false }
+        }
+        return true
     }
 
     /// Tree order (`compareBytes`: byte by byte, a prefix first).
