@@ -18,7 +18,8 @@ final class IndexPlanRecipe: Sendable {
     let index: EntityInfo.Index
     /// The written conjuncts, for labels and the residual.
     private let parts: [ObjectPredicate]
-    private let sites: [ConditionSite?]
+    /// Boxed: a site read out of an array of structs was copied, its parts retained and released.
+    private let sites: [SiteBox?]
     private let shapes: [ConditionShape?]
     private let layout: IndexLayout
     private let filters: [(position: Int, part: Int)]
@@ -30,7 +31,7 @@ final class IndexPlanRecipe: Sendable {
          layout: IndexLayout, filters: [(position: Int, part: Int)]) {
         self.index = index
         self.parts = parts
-        self.sites = sites
+        self.sites = sites.map { $0.map(SiteBox.init) }
         shapes = stated.map { $0.map(ConditionShape.init) }
         self.layout = layout
         self.filters = filters
@@ -45,22 +46,26 @@ final class IndexPlanRecipe: Sendable {
         var stated: [QueryPlanner.StatedCondition?] = []
         stated.reserveCapacity(sites.count)
         for position in sites.indices {
-            let condition = sites[position]?.stated(in: store, bindings: bindings)
+            let condition = sites[position]?.site.stated(in: store, bindings: bindings)
             guard condition.map(ConditionShape.init) == shapes[position] else { return nil }
             stated.append(condition)
         }
         guard let ranges = layout.ranges(of: index, stated) else { return nil }
-        var plan = QueryPlan(entity: info, access: .index(index, ranges), usedConditions: usedLabels)
-        plan.labelBindings = bindings
-        plan.keyFilters = filters.compactMap { source in
+        let keyFilters = filters.compactMap { source in
             stated[source.part].flatMap { QueryPlanner.keyFilter(at: source.position, $0.condition, of: index) }
         }
-        if !index.isNormalized {  // a normalized index answers no conjunct exactly: rows evaluate the whole predicate
-            plan.residual = .part(QueryPlanner.residual(parts, stated, answeredBy: index, bindings: bindings))
-        }
-        plan.reusedChoice = true
-        return plan
+        // A normalized index answers no conjunct exactly: rows evaluate the whole predicate.
+        let residual: QueryPlan.Residual = index.isNormalized ? .whole : .part(QueryPlanner.residual(parts, stated, answeredBy: index, bindings: bindings))
+        // Made whole at once: set field by field, the plan was copied.
+        return QueryPlan(entity: info, access: .index(index, ranges), usedConditions: usedLabels, keyFilters: keyFilters, residual: residual,
+                         reusedChoice: true, labelBindings: bindings)
     }
+}
+
+/// A recipe's condition site, held by reference.
+private final class SiteBox: Sendable {
+    let site: ConditionSite
+    init(_ site: ConditionSite) { self.site = site }
 }
 
 /// What a layout, its key filters and its residual depend on in a conjunct's condition: its
