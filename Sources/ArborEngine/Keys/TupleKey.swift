@@ -100,9 +100,7 @@ public enum TupleKey {
         case .uint16(let v): body = UInt64(v) << 48
         case .uint32(let v): body = UInt64(v) << 32
         case .uint64(let v): body = v
-        case .float(let v):
-            let bits = v.isNaN ? Float.nan.bitPattern : v.bitPattern
-            body = UInt64(bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000) << 32
+        case .float(let v): body = UInt64(orderedBits(v)) << 32
         case .double(let v), .date(let v): body = orderedBits(v)
         case .string, .bytes, .uuid: return nil
         }
@@ -131,9 +129,7 @@ public enum TupleKey {
         case .uint16(let v): appendBigEndian(v, &output)
         case .uint32(let v): appendBigEndian(v, &output)
         case .uint64(let v): appendBigEndian(v, &output)
-        case .float(let v):
-            let bits = v.isNaN ? Float.nan.bitPattern : v.bitPattern
-            appendBigEndian(bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000, &output)
+        case .float(let v): appendBigEndian(orderedBits(v), &output)
         case .double(let v), .date(let v):
             appendBigEndian(orderedBits(v), &output)
         case .string(let v): appendEscaped(v.utf8, &output)
@@ -169,6 +165,12 @@ public enum TupleKey {
             shift -= 8
             output.append(UInt8(truncatingIfNeeded: value >> shift))
         }
+    }
+
+    /// A float's bits ordered as its values (NaN canonical, above +infinity).
+    static func orderedBits(_ value: Float) -> UInt32 {
+        let bits = value.isNaN ? Float.nan.bitPattern : value.bitPattern
+        return bits & 0x8000_0000 != 0 ? ~bits : bits | 0x8000_0000
     }
 
     static func orderedBits(_ value: Double) -> UInt64 {
