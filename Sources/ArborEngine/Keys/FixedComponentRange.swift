@@ -33,6 +33,7 @@ public final class FixedComponentRange: Sendable {
     /// A range with bounds given as values (nil: unbounded on that side), each read as it
     /// would be encoded (`TupleKey.fixedComponent`): the same range as from their encodings,
     /// without making them. nil when a bound is not of a fixed-size kind, or there is none.
+    /// - Complexity: O(1).
     public init?(position: Int, lowerValue lower: (value: TupleValue, inclusive: Bool)?, upperValue upper: (value: TupleValue, inclusive: Bool)?) {
         guard position >= 0, lower != nil || upper != nil else { return nil }
         let low = lower.flatMap { TupleKey.fixedComponent($0.value) }, high = upper.flatMap { TupleKey.fixedComponent($0.value) }

@@ -84,6 +84,7 @@ public enum TupleKey {
     /// UUIDs. The body is `FixedComponentRange.body(of:)` of the encoding: its bytes after the
     /// tag, big-endian, shifted to the top. Worked out without encoding: a key filter's bounds
     /// need no array (the tests hold it equal to `encode(component:)`).
+    /// - Complexity: O(1).
     public static func fixedComponent(_ value: TupleValue) -> (tag: UInt8, body: UInt64)? {
         let body: UInt64
         switch value {
