@@ -17,27 +17,31 @@ public final class FixedComponentRange: Sendable {
 
     /// A range with encoded bounds (`TupleKey.encode` of one value each; nil: unbounded on
     /// that side). nil when a bound is not a fixed-size ascending component, or there is none.
-    public init?(position: Int, lower: (bytes: [UInt8], inclusive: Bool)?, upper: (bytes: [UInt8], inclusive: Bool)?) {
+    public convenience init?(position: Int, lower: (bytes: [UInt8], inclusive: Bool)?, upper: (bytes: [UInt8], inclusive: Bool)?) {
         func fixed(_ bytes: [UInt8]) -> (tag: UInt8, body: UInt64)? {
             guard let tag = bytes.first, tag < 0x80, bytes.count <= 9, Self.fixedSize(ofTag: tag) == bytes.count else { return nil }
             return (tag, bytes.withUnsafeBytes { Self.body(of: $0) })
         }
-        guard position >= 0, lower != nil || upper != nil else { return nil }
-        let low = lower.flatMap { fixed($0.bytes) }, high = upper.flatMap { fixed($0.bytes) }
-        guard (lower == nil) == (low == nil), (upper == nil) == (high == nil) else { return nil }
-        self.position = position
-        (hasLower, lowerTag, lowerBody, lowerInclusive) = (low != nil, low?.tag ?? 0, low?.body ?? 0, lower?.inclusive ?? true)
-        (hasUpper, upperTag, upperBody, upperInclusive) = (high != nil, high?.tag ?? 0, high?.body ?? 0, upper?.inclusive ?? true)
+        self.init(position: position, lower: lower.map { (fixed($0.bytes), $0.inclusive) }, upper: upper.map { (fixed($0.bytes), $0.inclusive) })
     }
 
     /// A range with bounds given as values (nil: unbounded on that side), each read as it
     /// would be encoded (`TupleKey.fixedComponent`): the same range as from their encodings,
     /// without making them. nil when a bound is not of a fixed-size kind, or there is none.
     /// - Complexity: O(1).
-    public init?(position: Int, lowerValue lower: (value: TupleValue, inclusive: Bool)?, upperValue upper: (value: TupleValue, inclusive: Bool)?) {
+    public convenience init?(position: Int, lowerValue lower: (value: TupleValue, inclusive: Bool)?, upperValue upper: (value: TupleValue, inclusive: Bool)?) {
+        self.init(position: position, lower: lower.map { (TupleKey.fixedComponent($0.value), $0.inclusive) },
+                  upper: upper.map { (TupleKey.fixedComponent($0.value), $0.inclusive) })
+    }
+
+    /// A range with bounds given as (tag, body) pairs; a bound given as nil inside is one that
+    /// is not of a fixed size, which makes no range.
+    private init?(position: Int, lower: (component: (tag: UInt8, body: UInt64)?, inclusive: Bool)?,
+                  upper: (component: (tag: UInt8, body: UInt64)?, inclusive: Bool)?) {
         guard position >= 0, lower != nil || upper != nil else { return nil }
-        let low = lower.flatMap { TupleKey.fixedComponent($0.value) }, high = upper.flatMap { TupleKey.fixedComponent($0.value) }
-        guard (lower == nil) == (low == nil), (upper == nil) == (high == nil) else { return nil }
+        if let lower, lower.component == nil { return nil }
+        if let upper, upper.component == nil { return nil }
+        let low = lower?.component, high = upper?.component
         self.position = position
         (hasLower, lowerTag, lowerBody, lowerInclusive) = (low != nil, low?.tag ?? 0, low?.body ?? 0, lower?.inclusive ?? true)
         (hasUpper, upperTag, upperBody, upperInclusive) = (high != nil, high?.tag ?? 0, high?.body ?? 0, upper?.inclusive ?? true)

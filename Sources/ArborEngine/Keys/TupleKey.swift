@@ -95,7 +95,7 @@ public enum TupleKey {
         case .int64(let v): body = UInt64(bitPattern: v) ^ 0x8000_0000_0000_0000
         case .integer(let v):
             // Negative: eight bytes; zero: none; positive: its significant bytes (see `appendIntegerBody`).
-            let bytes = v < 0 ? 8 : (64 - v.leadingZeroBitCount + 7) / 8
+            let bytes = v < 0 ? 8 : positiveIntegerBytes(v)
             body = bytes == 0 ? 0 : UInt64(bitPattern: v) << UInt64(64 - 8 * bytes)
         case .uint8(let v): body = UInt64(v) << 56
         case .uint16(let v): body = UInt64(v) << 48
@@ -150,17 +150,21 @@ public enum TupleKey {
     static let negativeIntegerTag: UInt8 = 0x12
     static let zeroIntegerTag: UInt8 = 0x13
 
+    /// The bytes of a compact integer's body when `value` is not negative: its significant bytes (none for zero).
+    @inline(__always)
+    static func positiveIntegerBytes(_ value: Int64) -> Int { (64 - value.leadingZeroBitCount + 7) / 8 }
+
     /// The tag of compact integer `value`: 0x12 negative, 0x13 zero, 0x13 + n positive of n bytes.
     static func integerTag(_ value: Int64) -> UInt8 {
         if value < 0 { return negativeIntegerTag }
-        return zeroIntegerTag + UInt8((64 - value.leadingZeroBitCount + 7) / 8)
+        return zeroIntegerTag + UInt8(positiveIntegerBytes(value))
     }
 
     /// A compact integer's body: 8 bytes of two's complement for a negative, the minimal
     /// big-endian bytes for a positive, nothing for zero.
     static func appendIntegerBody(_ value: Int64, _ output: inout [UInt8]) {
         if value < 0 { return appendBigEndian(UInt64(bitPattern: value), &output) }
-        let bytes = (64 - value.leadingZeroBitCount + 7) / 8
+        let bytes = positiveIntegerBytes(value)
         var shift = bytes * 8
         while shift > 0 {
             shift -= 8

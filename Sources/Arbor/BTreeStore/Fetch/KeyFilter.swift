@@ -36,29 +36,28 @@ final class KeyFilter {
     init(position: Int, condition: QueryPlanner.Condition) {
         self.position = position
         self.condition = condition
+        // Numbers and dates (a geo box's latitude): compared in place, no bound encoded.
+        if case .range(let lower, let upper) = condition {
+            fixedRange = FixedComponentRange(position: position, lowerValue: lower.map { ($0.0, $0.1) }, upperValue: upper.map { ($0.0, $0.1) })
+        } else {
+            fixedRange = nil
+        }
         switch condition {
         case .equal(let value): test = .equal(TupleKey.encode(component: value))
         case .oneOf(let values): test = .oneOf(values)
         case .range(let lower, let upper):
-            // Numbers and dates (a geo box's latitude): compared in place, no bound encoded.
-            if let fixed = FixedComponentRange(position: position, lowerValue: lower.map { ($0.0, $0.1) }, upperValue: upper.map { ($0.0, $0.1) }) {
-                test = .fixedRange
-                (self.lower, lowerInclusive, self.upper, upperInclusive) = (nil, true, nil, true)
-                fixedRange = fixed
-                return
-            }
-            test = .range(lower: lower.map { (TupleKey.encode(component: $0.0), $0.1) }, upper: upper.map { (TupleKey.encode(component: $0.0), $0.1) })
+            // Bounds of another kind (a string) are compared by bytes.
+            test = fixedRange != nil ? .fixedRange
+                : .range(lower: lower.map { (TupleKey.encode(component: $0.0), $0.1) }, upper: upper.map { (TupleKey.encode(component: $0.0), $0.1) })
         case .prefix(let text): test = .prefix(QueryPlanner.encodedStringPrefix(text))
         case .foldedEqual, .foldedPrefix: test = .always
         }
-        // A range here has a bound of another kind (a string): compared by bytes.
         if case .range(let lower, let upper) = test {
             (self.lower, lowerInclusive) = (lower?.0, lower?.1 ?? true)
             (self.upper, upperInclusive) = (upper?.0, upper?.1 ?? true)
         } else {
             (self.lower, lowerInclusive, self.upper, upperInclusive) = (nil, true, nil, true)
         }
-        fixedRange = nil
     }
 
     /// Whether the entry with key `key` meets the condition; a key too short for the position
