@@ -58,6 +58,41 @@ struct RowColumnsTests {
         }
     }
 
+    @Test("rows a fetch reads into one arena read as decoded rows, at most 16 to an allocation of at most 4 KiB")
+    func arenaRowsReadAsDecoded() throws {
+        var rng = SplitMix64(seed: 0xA7E4A)
+        let arena = RowArena()
+        var placed: [(read: StoredRow, expected: StoredRow)] = []
+        for index in 0..<3_000 {
+            var row = RowCodecTests.randomRow(&rng)
+            // Now and then a row larger than an allocation shared by several.
+            if index % 97 == 0 { row.columns = RowColumns(row.columns.values + [.value(.string(String(repeating: "ä", count: 2_500)))]) }
+            let bytes = RowCodec.encode(row)
+            let read = try bytes.withUnsafeBytes { try RowCodec.decode($0, tree: "test", key: Int64(index), arena: arena) }
+            placed.append((read, try RowCodec.decode(bytes, context: "test", keepsColumnsEncoded: false)))
+        }
+        // Checked once all are placed: a later row written into an allocation changes no earlier one.
+        var rowsByAllocation: [UnsafeMutableRawPointer: Int] = [:]
+        for (read, expected) in placed {
+            #expect(read == expected)
+            #expect(read.columns.count == expected.columns.count)
+            for slot in expected.columns.indices {
+                var raw: [UInt8] = [], expectedRaw: [UInt8] = []
+                read.columns.appendEncoded(slot, to: &raw)
+                expected.columns.appendEncoded(slot, to: &expectedRaw)
+                #expect(raw == expectedRaw)
+            }
+            #expect(read.columns.firstReference { $0 >= 30 } == expected.columns.firstReference { $0 >= 30 })
+            guard let storage = read.columns.unretainedEncodedStorage else { continue }
+            rowsByAllocation[storage.rows.toOpaque(), default: 0] += 1
+            let capacity = storage.rows.takeUnretainedValue().withUnsafeMutablePointerToHeader { $0.pointee.capacity }
+            #expect(capacity <= RowArena.maxBytes || rowsByAllocation[storage.rows.toOpaque()] == 1)
+        }
+        #expect(rowsByAllocation.values.allSatisfy { $0 <= RowArena.maxRows })
+        let encoded = rowsByAllocation.values.reduce(0, +)
+        #expect(encoded > 1_000 && rowsByAllocation.count * 4 < encoded)
+    }
+
     @Test("damaged rows: keeping columns encoded accepts exactly the rows a full decode accepts, with the same values")
     func damagedRowsAgree() {
         var rng = SplitMix64(seed: 0xBAD)

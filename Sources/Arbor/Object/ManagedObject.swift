@@ -119,10 +119,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// them without copying the committed state (see `storedAttribute`). Unchecked, as is
     /// `changes`: read at every property read, never accessed in overlapping ways.
     @exclusivity(unchecked) private(set) var storedColumns: RowColumns?
-    /// The storage of `storedColumns` when kept encoded, not retained (set with them, by
-    /// `keep(_:)`): a property read through the columns themselves retained and released their
-    /// storage, as the column's decoding might (for all the compiler knows) replace them.
-    @exclusivity(unchecked) private var storedEncoded: Unmanaged<EncodedColumns>?
+    /// The storage of `storedColumns` when kept encoded, not retained, and where the row's
+    /// record starts in it (set with them, by `keep(_:)`): a property read through the columns
+    /// themselves retained and released their storage, as the column's decoding might (for all
+    /// the compiler knows) replace them.
+    @exclusivity(unchecked) private var storedEncoded: Unmanaged<EncodedRows>?
+    @exclusivity(unchecked) private var storedEncodedRow = 0
     var committedVersion: UInt64?
     @exclusivity(unchecked) var changes: ChangeSet = [:]
     /// Whether the object is in its context's `changed` map (kept by the context's
@@ -173,7 +175,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard changes.isEmpty, !isFaultState, !insertedFlag else { return nil }
         if let encoded = storedEncoded {
             // `storedColumns` keeps the storage alive, and decoding a column changes no object.
-            return encoded._withUnsafeGuaranteedRef { $0.attributeValue(at: slot) }
+            let row = storedEncodedRow
+            return encoded._withUnsafeGuaranteedRef { $0.attributeValue(at: slot, row: row) }
         }
         return storedColumns?.attributeValue(at: slot)
     }
@@ -181,7 +184,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Makes `columns` the stored columns.
     @inline(__always)
     private func keep(_ columns: RowColumns?) {
-        storedEncoded = columns?.unretainedEncodedStorage
+        let encoded = columns?.unretainedEncodedStorage
+        storedEncoded = encoded?.rows
+        storedEncodedRow = encoded?.row ?? 0
         storedColumns = columns
     }
 

@@ -3,23 +3,33 @@
 ///
 /// Reading a row keeps one copy of its encoded columns, checked whole when read (every tag,
 /// length and string, as a full decode checks them), so a column read later cannot fail. A
-/// fetch that fills objects then pays for one allocation per row, not one per string column
-/// plus the array of values; a column the app never reads is never decoded.
+/// fetch that fills objects then pays for a share of an allocation per row (`RowArena`), not
+/// one per string column plus the array of values; a column the app never reads is never decoded.
 ///
 /// Equality and hashing are by decoded values, whatever the storage.
 struct RowColumns: RandomAccessCollection, Hashable, Sendable {
-    // Unchecked for `EncodedColumns`, which is immutable once made (a `ManagedBuffer` cannot
-    // declare itself Sendable).
+    // Unchecked for `EncodedRows`, whose records are immutable once written (a `ManagedBuffer`
+    // cannot declare itself Sendable).
     private enum Storage: @unchecked Sendable {
         case values([ColumnValue])
-        case encoded(EncodedColumns)
+        /// The record at byte `row` of the allocation.
+        case encoded(EncodedRows, row: Int)
     }
 
     private let storage: Storage
 
     init(_ values: [ColumnValue]) { storage = .values(values) }
 
-    fileprivate init(encoded: EncodedColumns) { storage = .encoded(encoded) }
+    /// The row whose record starts at byte `row` of `rows`.
+    init(encoded rows: EncodedRows, row: Int) { storage = .encoded(rows, row: row) }
+
+    /// The columns of `area` at `offsets` (as `EncodedRows.write` takes them) in an allocation
+    /// of their own.
+    static func single(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>) -> RowColumns {
+        let rows = EncodedRows.allocate(capacity: EncodedRows.recordBytes(columns: offsets.count, areaBytes: area.count))
+        rows.write(area, offsets: offsets, at: 0)
+        return RowColumns(encoded: rows, row: 0)
+    }
 
     /// The longest column area kept encoded: offsets are 16 bits. Longer rows are decoded at once.
     static let maxEncodedBytes = Int(UInt16.max)
@@ -28,7 +38,7 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
     var endIndex: Int {
         switch storage {
         case .values(let values): return values.count
-        case .encoded(let encoded): return encoded.count
+        case .encoded(let rows, let row): return rows.count(row: row)
         }
     }
 
@@ -37,7 +47,7 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
     subscript(position: Int) -> ColumnValue {
         switch storage {
         case .values(let values): return values[position]
-        case .encoded(let encoded): return encoded.column(position)
+        case .encoded(let rows, let row): return rows.column(position, row: row)
         }
     }
 
@@ -50,11 +60,11 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
         return value
     }
 
-    /// The encoded storage, not retained, when the columns are kept encoded: valid while
-    /// these columns are kept.
+    /// The encoded storage, not retained, and the start of the row's record in it, when the
+    /// columns are kept encoded: valid while these columns are kept.
     @inline(__always)
-    var unretainedEncodedStorage: Unmanaged<EncodedColumns>? {
-        if case .encoded(let encoded) = storage { return Unmanaged.passUnretained(encoded) }
+    var unretainedEncodedStorage: (rows: Unmanaged<EncodedRows>, row: Int)? {
+        if case .encoded(let rows, let row) = storage { return (Unmanaged.passUnretained(rows), row) }
         return nil
     }
 
@@ -70,7 +80,7 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
     func appendEncoded(_ position: Int, to out: inout [UInt8]) {
         switch storage {
         case .values(let values): RowCodec.append(values[position], &out)
-        case .encoded(let encoded): encoded.appendRaw(position, to: &out)
+        case .encoded(let rows, let row): rows.appendRaw(position, row: row, to: &out)
         }
     }
 
@@ -82,7 +92,7 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
     var mayHaveReferences: Bool {
         switch storage {
         case .values: return true
-        case .encoded(let encoded): return encoded.hasReferences
+        case .encoded(let rows, let row): return rows.hasReferences(row: row)
         }
     }
 
@@ -93,9 +103,9 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
         case .values(let values):
             for case .reference(let code, _) in values where isUnknown(code) { return code }
             return nil
-        case .encoded(let encoded):
-            for position in 0..<encoded.count where encoded.isReference(position) {
-                if case .reference(let code, _) = encoded.column(position), isUnknown(code) { return code }
+        case .encoded(let rows, let row):
+            for position in 0..<rows.count(row: row) where rows.isReference(position, row: row) {
+                if case .reference(let code, _) = rows.column(position, row: row), isUnknown(code) { return code }
             }
             return nil
         }
@@ -109,97 +119,14 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
     }
 }
 
-/// A row's encoded columns (format 3) behind their offsets, in one allocation: `count`
-/// little-endian `UInt16` offsets, counted from the first column's tag, then the columns.
-/// Immutable once made, so it can be shared across threads (the row cache holds rows).
-final class EncodedColumns: ManagedBuffer<EncodedColumns.Header, UInt8> {
-    struct Header {
-        /// Columns.
-        var count: Int
-        /// Bytes written: the offsets and the columns.
-        var used: Int
-        /// Whether some column is a reference (most rows have none: their check is skipped).
-        var hasReferences = false
-    }
-
-    /// Columns that `RowCodec.checkColumn` accepted, at the offsets given (one per column,
-    /// ascending, each below `area.count`).
-    static func make(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>) -> EncodedColumns {
-        let made = create(minimumCapacity: 2 * offsets.count + area.count) { _ in Header(count: offsets.count, used: 2 * offsets.count + area.count) }
-        // `create` makes an instance of the class it is called on.
-        let columns = unsafeDowncast(made, to: EncodedColumns.self)
-        columns.withUnsafeMutablePointerToElements { elements in
-            for (position, offset) in offsets.enumerated() {
-                elements[2 * position] = UInt8(truncatingIfNeeded: offset)
-                elements[2 * position + 1] = UInt8(truncatingIfNeeded: offset >> 8)
-            }
-            if let source = area.baseAddress {
-                (elements + 2 * offsets.count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: area.count)
-            }
-        }
-        // Each column starts with its tag (offsets are below `area.count`).
-        let hasReferences = offsets.contains { offset in RowCodec.isReferenceTag(area[Int(offset)]) }
-        columns.withUnsafeMutablePointerToHeader { $0.pointee.hasReferences = hasReferences }
-        return columns
-    }
-
-    /// Whether some column is a reference.
-    var hasReferences: Bool { withUnsafeMutablePointerToHeader { $0.pointee.hasReferences } }
-
-    /// Columns. (Read through the pointer: the `header` property costs a run-time exclusivity check.)
-    var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
-
-    private func offset(_ position: Int, _ elements: UnsafeMutablePointer<UInt8>) -> Int {
-        Int(elements[2 * position]) | Int(elements[2 * position + 1]) << 8
-    }
-
-    /// Whether column `position` (`0 ..< count`) is a reference.
-    func isReference(_ position: Int) -> Bool {
-        withUnsafeMutablePointers { header, elements in
-            precondition(position >= 0 && position < header.pointee.count, "column index out of range")
-            return RowCodec.isReferenceTag(elements[2 * header.pointee.count + offset(position, elements)])
-        }
-    }
-
-    /// Appends column `position`'s encoded bytes (tag and payload) to `out`, as they are.
-    func appendRaw(_ position: Int, to out: inout [UInt8]) {
-        withUnsafeMutablePointers { header, elements in
-            let count = header.pointee.count
-            precondition(position >= 0 && position < count, "column index out of range")
-            let start = 2 * count + offset(position, elements)
-            let end = position + 1 < count ? 2 * count + offset(position + 1, elements) : header.pointee.used
-            out.append(contentsOf: UnsafeRawBufferPointer(start: elements + start, count: max(0, end - start)))
-        }
-    }
-
-    /// The attribute value of column `position`: nil when `position` is out of range or the
-    /// column is a reference.
-    /// - Complexity: as `column(_:)`.
-    @inline(__always)
-    func attributeValue(at position: Int) -> AttributeValue? {
-        guard position >= 0, position < count, case .value(let value) = column(position) else { return nil }
-        return value
-    }
-
-    /// Column `position` (`0 ..< count`), decoded.
-    func column(_ position: Int) -> ColumnValue {
-        withUnsafeMutablePointers { header, elements in
-            let count = header.pointee.count
-            precondition(position >= 0 && position < count, "column index out of range")
-            let start = 2 * count + offset(position, elements)
-            var reader = ByteReader(bytes: UnsafeRawBufferPointer(start: elements + start, count: max(0, header.pointee.used - start)))
-            // Never fails: the columns were checked as a decode checks them when the row was read.
-            return (try? RowCodec.column(&reader, format: RowCodec.formatByte, stringsChecked: true)) ?? .null
-        }
-    }
-}
-
 extension RowCodec {
     /// The columns of a format-3 row, from `reader` (past the header) to the end: kept encoded
     /// when every column checks out as `column` would decode it and none needs parsing (URLs,
     /// decimals); nil otherwise (the caller decodes them, which reports what is wrong).
-    /// - Complexity: O(bytes); one allocation.
-    static func encodedColumns(_ reader: ByteReader) -> RowColumns? {
+    /// Copied into `arena` when given (a fetch's rows share allocations), else into an
+    /// allocation of their own.
+    /// - Complexity: O(bytes); one allocation, or a share of one.
+    static func encodedColumns(_ reader: ByteReader, arena: RowArena? = nil) -> RowColumns? {
         let area = UnsafeRawBufferPointer(rebasing: reader.bytes[reader.offset...])
         guard area.count <= RowColumns.maxEncodedBytes else { return nil }
         // Offsets of up to 64 columns on the stack; a wider row is walked twice.
@@ -212,7 +139,7 @@ extension RowCodec {
                 count += 1
             }
             if count <= offsets.count {
-                return RowColumns(encoded: EncodedColumns.make(area, offsets: UnsafeBufferPointer(rebasing: offsets[..<count])))
+                return keep(area, offsets: UnsafeBufferPointer(rebasing: offsets[..<count]), arena: arena)
             }
             let starts = [UInt16](unsafeUninitializedCapacity: count) { buffer, initialized in
                 var walker = ByteReader(bytes: area)
@@ -222,8 +149,15 @@ extension RowCodec {
                     initialized += 1
                 } while initialized < count && (try? skipColumn(&walker)) != nil
             }
-            return starts.withUnsafeBufferPointer { RowColumns(encoded: EncodedColumns.make(area, offsets: $0)) }
+            return starts.withUnsafeBufferPointer { keep(area, offsets: $0, arena: arena) }
         }
+    }
+
+    /// The checked columns of `area` at `offsets`, copied into `arena` or an allocation of their own.
+    @inline(__always)
+    private static func keep(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>, arena: RowArena?) -> RowColumns {
+        if let arena { return arena.place(area, offsets: offsets) }
+        return RowColumns.single(area, offsets: offsets)
     }
 
     /// Whether `tag` starts a reference column.

@@ -154,8 +154,10 @@ enum RowCodec {
     /// `decode` of the row `key` of the row tree `tree`, which are named only in the error of a
     /// malformed row: a hot loop's autoclosure naming the row would capture what names it
     /// (a retain and a release for every row read).
-    static func decode(_ bytes: UnsafeRawBufferPointer, tree: String, key: Int64, keepsColumnsEncoded: Bool = true) throws -> StoredRow {
-        do { return try decoded(bytes, keepsColumnsEncoded: keepsColumnsEncoded) } catch {
+    /// A fetch passes its `arena`, which its rows' columns share.
+    static func decode(_ bytes: UnsafeRawBufferPointer, tree: String, key: Int64, keepsColumnsEncoded: Bool = true,
+                       arena: RowArena? = nil) throws -> StoredRow {
+        do { return try decoded(bytes, keepsColumnsEncoded: keepsColumnsEncoded, arena: arena) } catch {
             throw StoreError.corruptRow(location: "\(tree)/\(key)", detail: error.detail)
         }
     }
@@ -170,8 +172,8 @@ enum RowCodec {
         let detail: String
     }
 
-    /// `decode` without naming the row.
-    static func decoded(_ bytes: UnsafeRawBufferPointer, keepsColumnsEncoded: Bool) throws(Malformed) -> StoredRow {
+    /// `decode` without naming the row (its columns kept in `arena` when given).
+    static func decoded(_ bytes: UnsafeRawBufferPointer, keepsColumnsEncoded: Bool, arena: RowArena? = nil) throws(Malformed) -> StoredRow {
         var reader = ByteReader(bytes: bytes)
         do {
             let format = try reader.byte()
@@ -187,7 +189,7 @@ enum RowCodec {
                 code = try reader.fixed(UInt16.self)
             default: throw ByteReader.Failure.detail("unknown row format \(format)")
             }
-            if format == formatByte, keepsColumnsEncoded, let columns = encodedColumns(reader) {
+            if format == formatByte, keepsColumnsEncoded, let columns = encodedColumns(reader, arena: arena) {
                 return StoredRow(entityCode: code, version: version, columns: columns)
             }
             var columns: [ColumnValue] = []

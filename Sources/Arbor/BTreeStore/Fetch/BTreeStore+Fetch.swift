@@ -181,7 +181,7 @@ extension BTreeStore {
                         try visit.body(id)
                         return true
                     }
-                    return try consider(pk, try RowCodec.decode(bytes, tree: info.rowTree, key: pk), checked: checked, residual: residual)
+                    return try consider(pk, try RowCodec.decode(bytes, tree: info.rowTree, key: pk, arena: found.arena), checked: checked, residual: residual)
                 }
                 /// Considers the stored row `bytes` of `pk`: by its key and entity code alone when
                 /// they suffice, else taken (`take`).
@@ -471,6 +471,8 @@ final class FetchAccumulator {
     /// Whether an entry's key and entity code answer without its row (nothing to evaluate,
     /// check or follow, and no row asked for).
     @exclusivity(unchecked) var keysSuffice = false
+    /// Where the rows read keep their columns: shared allocations, a few rows to each.
+    let arena = RowArena()
     /// Why a text index was given up for a scan of every row (for the plan `explain` shows).
     @exclusivity(unchecked) var textIndexSkipped: String?
 
