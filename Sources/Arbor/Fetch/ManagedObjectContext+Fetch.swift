@@ -90,7 +90,7 @@ extension ManagedObjectContext {
             for id in ids where seen.insert(id).inserted { targets.append(id) }
         }
         let related = targets.map { object(with: $0) }
-        for (object, ids) in targetsOf { object.prefetched.append(contentsOf: ids.map { self.object(with: $0) }) }
+        for (object, ids) in targetsOf { object.keepPrefetched(ids.map { self.object(with: $0) }) }
         var byStore: [ObjectIdentifier: (PersistentStore, [ManagedObject])] = [:]
         for object in related where object.isFaultState && !object.objectID.isTemporaryID {
             guard let store = try? coordinator.store(for: object.objectID) else { continue }

@@ -17,8 +17,7 @@ extension ManagedObject {
         for attribute in transients {
             guard case .value(let value)? = changes[attribute.slot] else { continue }
             let index = attribute.slot - info.transientBase
-            if transientValues.count <= index { transientValues.append(contentsOf: repeatElement(nil, count: index + 1 - transientValues.count)) }
-            transientValues[index] = value
+            setTransientValue(value, at: index)
             changes[attribute.slot] = nil
         }
     }
