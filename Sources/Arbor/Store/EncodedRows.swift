@@ -35,7 +35,11 @@ final class EncodedRows: ManagedBuffer<EncodedRows.Header, UInt8> {
     /// the caller has room for `recordBytes` there, and no row reads those bytes yet.
     func write(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>, at start: Int) {
         // Each column starts with its tag (offsets are below `area.count`).
-        let hasReferences = offsets.contains { offset in RowCodec.isReferenceTag(area[Int(offset)]) }
+        var hasReferences = false
+        for offset in offsets where RowCodec.isReferenceTag(area[Int(offset)]) {
+            hasReferences = true
+            break
+        }
         withUnsafeMutablePointers { header, elements in
             precondition(start >= 0 && start + Self.recordBytes(columns: offsets.count, areaBytes: area.count) <= header.pointee.capacity,
                          "record out of its allocation")
@@ -46,10 +50,17 @@ final class EncodedRows: ManagedBuffer<EncodedRows.Header, UInt8> {
             record[3] = 0
             for byte in 0..<4 { record[4 + byte] = UInt8(truncatingIfNeeded: area.count >> (8 * byte)) }
             let offsetBytes = record + Self.recordHeaderBytes
+            #if _endian(little)
+            // Already little-endian: copied as they are.
+            if let source = offsets.baseAddress {
+                UnsafeMutableRawPointer(offsetBytes).copyMemory(from: source, byteCount: 2 * offsets.count)
+            }
+            #else
             for (position, offset) in offsets.enumerated() {
                 offsetBytes[2 * position] = UInt8(truncatingIfNeeded: offset)
                 offsetBytes[2 * position + 1] = UInt8(truncatingIfNeeded: offset >> 8)
             }
+            #endif
             if let source = area.baseAddress {
                 (offsetBytes + 2 * offsets.count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: area.count)
             }
