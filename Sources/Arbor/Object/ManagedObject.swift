@@ -82,8 +82,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// reference in every object cost about 200 instructions an object to create.
     private(set) var contextLink: ContextLink?
     let info: EntityInfo
-    /// What few objects have (see `ObjectExtras`), made when first set.
-    @exclusivity(unchecked) private var extras: ObjectExtras?
+    /// What few objects have (see `ObjectExtras`), made when first set. Unchecked: read by every
+    /// release (`deinit`), used on the context's queue only.
+    @exclusivity(unchecked) var extras: ObjectExtras?
 
     // State, read and written only on the context's queue.
     var isFaultState = true
@@ -134,54 +135,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Where the context's identity map holds this object (see `IdentityMap.remove`).
     /// Unchecked: read and written by the map on the context's queue only.
     @exclusivity(unchecked) var identitySlot = -1
-
-    /// `extras`, made if there are none yet.
-    private var madeExtras: ObjectExtras {
-        if let extras { return extras }
-        let made = ObjectExtras()
-        extras = made
-        return made
-    }
-    /// Made on the first read registered with Observation (see `ManagedObject+Observation`).
-    var observation: ObjectObservation? {
-        get { extras?.observation }
-        set { if newValue != nil || extras != nil { madeExtras.observation = newValue } }
-    }
-    /// Set by a save's validation while it calls `validateValue(_:forKey:)` for an attribute.
-    var pendingRuleCheck: PendingRuleCheck? {
-        get { extras?.pendingRuleCheck }
-        set { if newValue != nil || extras != nil { madeExtras.pendingRuleCheck = newValue } }
-    }
-    /// Transient attributes' values as of the last save (by `slot - info.transientBase`; a
-    /// value not here is the attribute's default). Unsaved values are in `changes`.
-    var transientValues: [AttributeValue?] {
-        get { extras?.transientValues ?? [] }
-        set { if !newValue.isEmpty || extras != nil { madeExtras.transientValues = newValue } }
-    }
-    /// Keeps `value` as the saved value of the transient attribute at `index` (see `transientValues`).
-    func setTransientValue(_ value: AttributeValue, at index: Int) {
-        let extras = madeExtras
-        if extras.transientValues.count <= index {
-            extras.transientValues.append(contentsOf: repeatElement(nil, count: index + 1 - extras.transientValues.count))
-        }
-        extras.transientValues[index] = value
-    }
-    /// Related objects loaded by prefetching, kept alive with this object (as Core Data's fired
-    /// relationships are) until `refresh(_:mergeChanges: false)` or `reset()` lets them go.
-    var prefetched: [ManagedObject] {
-        get { extras?.prefetched ?? [] }
-        set { if !newValue.isEmpty || extras != nil { madeExtras.prefetched = newValue } }
-    }
-    /// Keeps `objects` alive with this one (see `prefetched`).
-    func keepPrefetched(_ objects: [ManagedObject]) {
-        guard !objects.isEmpty else { return }
-        madeExtras.prefetched.append(contentsOf: objects)
-    }
-    /// The row-cache entry this object keeps alive, released in `deinit`.
-    var cacheRetention: (cache: RowCache, key: RowKey)? {
-        get { extras?.cacheRetention }
-        set { if newValue != nil || extras != nil { madeExtras.cacheRetention = newValue } }
-    }
 
     /// The initializer the framework calls; subclasses inherit it.
     public required init(_ construction: ObjectConstruction) {
