@@ -181,7 +181,8 @@ extension BTreeStore {
                         try visit.body(id)
                         return true
                     }
-                    return try consider(pk, try RowCodec.decode(bytes, tree: info.rowTree, key: pk, arena: found.arena), checked: checked, residual: residual)
+                    let row = try found.arena._withUnsafeGuaranteedRef { try RowCodec.decode(bytes, tree: info.rowTree, key: pk, arena: $0) }
+                    return try consider(pk, row, checked: checked, residual: residual)
                 }
                 /// Considers the stored row `bytes` of `pk`: by its key and entity code alone when
                 /// they suffice, else taken (`take`).
@@ -471,8 +472,18 @@ final class FetchAccumulator {
     /// Whether an entry's key and entity code answer without its row (nothing to evaluate,
     /// check or follow, and no row asked for).
     @exclusivity(unchecked) var keysSuffice = false
-    /// Where the rows read keep their columns: shared allocations, a few rows to each.
-    let arena = RowArena()
+    /// Where the rows read keep their columns: shared allocations, a few rows to each. Made
+    /// with the first row kept (a fetch that keeps none, a count or an empty result, makes
+    /// none); handed out unretained, as the accumulator keeps it for the whole walk.
+    var arena: Unmanaged<RowArena> {
+        if let madeArena { return madeArena }
+        let made = RowArena()
+        keptArena = made
+        madeArena = Unmanaged.passUnretained(made)
+        return Unmanaged.passUnretained(made)
+    }
+    @exclusivity(unchecked) private var keptArena: RowArena?
+    @exclusivity(unchecked) private var madeArena: Unmanaged<RowArena>?
     /// Why a text index was given up for a scan of every row (for the plan `explain` shows).
     @exclusivity(unchecked) var textIndexSkipped: String?
 
