@@ -387,8 +387,7 @@ public final class Cursor {
         // Both tests read the prefixes pages keep (see `Page+SearchPrefixes`) before any key:
         // for keys sought in random order they fail, and should cost little.
         let target = reuse ? Page.searchPrefix(key) : 0
-        if reuse, let leaf = path.last?.ref, leaf.count > 0, Self.leaf(leaf, spans: key, target: target) {
-            path[depth - 1].index = leaf.lowerBound(key)
+        if reuse, Self.position(&path[depth - 1], inLeafSpanning: key, target: target) {
             sharedLevels = depth - 1
             return
         }
@@ -420,6 +419,14 @@ public final class Cursor {
         let leaf = (ref: ref, index: ref.lowerBound(key))
         if reuse { path[depth - 1] = leaf } else { path.append(leaf) }
         sharedLevels = reuse ? shared : 0
+    }
+
+    /// Moves `slot`'s index to `key` when its leaf spans `key` (see `leaf(_:spans:target:)`);
+    /// whether it did. The leaf is read in the path, not copied out of it (a retain and a release).
+    private static func position(_ slot: inout (ref: NodeRef, index: Int), inLeafSpanning key: UnsafeRawBufferPointer, target: UInt64) -> Bool {
+        guard slot.ref.count > 0, leaf(slot.ref, spans: key, target: target) else { return false }
+        slot.index = slot.ref.lowerBound(key)
+        return true
     }
 
     /// Whether `key` (search prefix `target`) lies between leaf `ref`'s first and last keys.
