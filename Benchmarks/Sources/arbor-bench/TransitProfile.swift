@@ -14,6 +14,8 @@ struct TransitProfile: ParsableCommand {
     @Flag(help: "Declare the compound (stop, departureTime) index (use a separate --path).") var compound = false
     @Option(name: .customLong("cache-mib"), help: "Page cache of the store opened for the queries.") var cacheMiB = 64
     @Option(help: "Also run the query on this SQLite file (made by `transit`) and print both medians and their ratio.") var sqlite: String?
+    @Option(name: .customLong("iterate-first-arbor"), help: "Before the queries, iterate every stop time of this Arbor store twice, as `transit` does before its compound rows (the process's heap as it leaves it).") var iterateFirstArbor: String?
+    @Option(name: .customLong("iterate-first-sqlite"), help: "The same with this SQLite file (made by `transit`).") var iterateFirstSQLite: String?
     @Option(help: "With --sqlite: the two sides take turns, this many queries each, as `transit` runs them (each side's turn starts with the CPU caches holding the other's data).") var interleave: Int?
 
     func validate() throws {
@@ -44,6 +46,14 @@ struct TransitProfile: ParsableCommand {
                     }
                 }
             }
+        }
+        // Kept open until the end, as `transit` keeps its first stores (and their page caches).
+        let earlierArbor = try iterateFirstArbor.map { try ArborTransitSide(path: $0, compound: false) }
+        let earlierSQLite = try iterateFirstSQLite.map { try SQLiteTransitSide(path: $0) }
+        defer { withExtendedLifetime((earlierArbor, earlierSQLite)) {} }
+        for _ in 0..<2 {
+            _ = try earlierArbor?.iterate()
+            _ = try earlierSQLite?.iterate()
         }
         var latencies: [Double] = []
         switch query {
