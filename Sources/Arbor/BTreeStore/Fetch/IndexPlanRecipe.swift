@@ -46,7 +46,7 @@ final class IndexPlanRecipe: Sendable {
         var stated: [QueryPlanner.StatedCondition?] = []
         stated.reserveCapacity(sites.count)
         for position in sites.indices {
-            let condition = sites[position]?.site.stated(in: store, bindings: bindings)
+            let condition = sites[position]?.stated(in: store, bindings: bindings)
             guard condition.map(ConditionShape.init) == shapes[position] else { return nil }
             stated.append(condition)
         }
@@ -66,6 +66,12 @@ final class IndexPlanRecipe: Sendable {
 private final class SiteBox: Sendable {
     let site: ConditionSite
     init(_ site: ConditionSite) { self.site = site }
+
+    /// `site.stated(in:bindings:)`, with the site read where it lies: read out through the box
+    /// first, it was copied, its parts retained and released.
+    func stated(in store: BTreeStore, bindings: TemplateBindings) -> QueryPlanner.StatedCondition? {
+        site.stated(in: store, bindings: bindings)
+    }
 }
 
 /// What a layout, its key filters and its residual depend on in a conjunct's condition: its
