@@ -44,7 +44,7 @@ trap 'rm -f "$output"' EXIT
 # inlined code comes from; the largest is the whole).
 inclusive() {
   callgrind_annotate --inclusive=yes "$output" 2> /dev/null | grep -F "$1" | grep -vF "$1""TA" \
-    | awk '{gsub(",", "", $1); if ($1 + 0 > max) max = $1 + 0} END {print max}'
+    | awk '{gsub(",", "", $1); if ($1 + 0 > max) max = $1 + 0} END {printf "%.0f\n", max}'
 }
 # Both sides' inclusive counts for `$1` queries, as "arbor sqlite".
 profile() {

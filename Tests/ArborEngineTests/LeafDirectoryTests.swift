@@ -27,7 +27,7 @@ struct LeafDirectoryTests {
 
     /// The page a descent from the root reaches for `key`.
     static func leafByDescent(_ tx: Transaction, _ info: TreeInfo, _ key: [UInt8]) throws -> PageID? {
-        guard case .page(let page) = try key.withUnsafeBytes({ try tx.leaf(covering: $0, in: info) }) else { return nil }
+        guard case .page(let page) = try key.withUnsafeBytes({ try tx.descendedLeaf(covering: $0, in: info) }) else { return nil }
         return page.id
     }
 
@@ -149,6 +149,117 @@ struct LeafDirectoryTests {
         }
         // Each version is asked for by five transactions: the last three use its directory.
         #expect(throughDirectory >= 12)
+    }
+
+    /// Point lookups and first entries of ranges (a SUBQUERY's probe) find their leaf through
+    /// the directory once a read transaction has made enough lookups: across commits that
+    /// replace the tree's pages, each answers as a sorted model of the tree does, for keys
+    /// present, absent, between leaves and past the last key.
+    @Test("gets and first entries of ranges through directories answer as the model across commits", arguments: [UInt64(3), 4])
+    func pointLookupsMatchModel(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let db = try Database.open(file: SimulatedFile(), options: .init(pageSize: 4096))
+        var model: [[UInt8]: [UInt8]] = [:]
+        try db.update { tx in
+            let tree = try tx.createTree("t")
+            for number in 0..<8_000 where number % 5 != 0 {
+                try tree.put(Self.key(number), Self.value(number, 0))
+                model[Self.key(number)] = Self.value(number, 0)
+            }
+        }
+        /// The model's first entry with a key from `lower` (inclusive or not) to `upper`.
+        func firstEntry(_ sorted: [[UInt8]], from lower: [UInt8], _ lowerInclusive: Bool, to upper: [UInt8]?, _ upperInclusive: Bool) -> [UInt8]? {
+            var low = 0, high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                let order = compareBytes(sorted[middle], lower)
+                if order < 0 || (order == 0 && !lowerInclusive) { low = middle + 1 } else { high = middle }
+            }
+            guard low < sorted.count else { return nil }
+            if let upper {
+                let order = compareBytes(sorted[low], upper)
+                guard order < 0 || (order == 0 && upperInclusive) else { return nil }
+            }
+            return sorted[low]
+        }
+        var throughDirectory = 0
+        for round in 1...5 {
+            try db.update { tx in
+                let tree = try tx.tree("t")
+                for _ in 0..<300 {
+                    let number = Int(random.next() % 9_000)
+                    if random.next() % 3 == 0 {
+                        _ = try tree.delete(Self.key(number))
+                        model[Self.key(number)] = nil
+                    } else {
+                        try tree.put(Self.key(number), Self.value(number, round))
+                        model[Self.key(number)] = Self.value(number, round)
+                    }
+                }
+            }
+            let sorted = model.keys.sorted { compareBytes($0, $1) < 0 }
+            for _ in 0..<4 {
+                try db.view { tx in
+                    let tree = try tx.tree("t")
+                    _ = try tree.entries()  // every branch in memory, so that the directory can be built
+                    for _ in 0..<300 {
+                        let base = Self.key(Int(random.next() % 9_500))
+                        let lower = [base, base + [0], Array(base.dropLast())][Int(random.next() % 3)]
+                        #expect(try tree.get(lower) == model[lower], "round \(round): get")
+                        let lowerInclusive = random.next() % 2 == 0, upperInclusive = random.next() % 2 == 0
+                        let upper: [UInt8]? = random.next() % 4 == 0 ? nil : Self.key(Int(random.next() % 9_500))
+                        var found: [UInt8]?
+                        let answer = try lower.withUnsafeBytes { lowerBytes in
+                            try (upper ?? []).withUnsafeBytes { upperBytes in
+                                try tree.withFirstEntry(from: lowerBytes, inclusive: lowerInclusive, to: upper == nil ? nil : upperBytes,
+                                                        inclusive: upperInclusive) { key, _ in
+                                    found = Array(key)
+                                    return true
+                                }
+                            }
+                        }
+                        let expected = firstEntry(sorted, from: lower, lowerInclusive, to: upper, upperInclusive)
+                        #expect(found == expected, "round \(round): first entry from \(lower.suffix(4)) to \(String(describing: upper?.suffix(4)))")
+                        #expect((answer != nil) == (expected != nil))
+                    }
+                    if tree.box.leafDirectory != nil { throughDirectory += 1 }
+                }
+            }
+        }
+        // Each version is read by four transactions: the last two at least use its directory.
+        #expect(throughDirectory >= 8)
+    }
+
+    /// A store keeps its last read transaction, with its trees' boxes, for the next read: a box
+    /// asks for the directory again after each `leafDirectoryThreshold` lookups, so one long
+    /// reader (or many reads through a kept transaction) gets the directory built at the third request.
+    @Test("one transaction's lookups in one tree get the directory at its third request")
+    func longReaderGetsDirectory() throws {
+        let db = try Database.open(file: SimulatedFile(), options: .init(pageSize: 4096))
+        var model: [[UInt8]: [UInt8]] = [:]  // some numbers share a key: the last put stays
+        try db.update { tx in
+            let tree = try tx.createTree("t")
+            for number in 0..<8_000 {
+                try tree.put(Self.key(number), Self.value(number, 0))
+                model[Self.key(number)] = Self.value(number, 0)
+            }
+        }
+        try db.view { tx in
+            let tree = try tx.tree("t")
+            _ = try tree.entries()  // every page in memory
+            var lookups = 0
+            while tree.box.leafDirectory == nil, lookups < 10 * Transaction.leafDirectoryThreshold {
+                let key = Self.key(lookups * 37 % 9_000)
+                #expect(try tree.get(key) == model[key])
+                lookups += 1
+            }
+            #expect(tree.box.leafDirectory != nil)
+            #expect(lookups == 3 * (Transaction.leafDirectoryThreshold + 1))
+            for number in stride(from: 0, to: 9_000, by: 7) {
+                let key = Self.key(number)
+                #expect(try tree.get(key) == model[key])
+            }
+        }
     }
 
     @Test("a tree version is built at its third request, and after a failed build at twice as many")

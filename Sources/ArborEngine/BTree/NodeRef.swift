@@ -75,8 +75,9 @@ final class TreeBox {
     var isDirty = false
     var isDropped = false
     /// A read transaction's leaf directory for this tree (see `Transaction.leafDirectory`),
-    /// asked for once the transaction has made `leafDirectoryThreshold` in-memory lookups.
+    /// asked for each time the transaction has made `leafDirectoryThreshold` more lookups.
     var leafDirectory: LeafDirectory?
+    /// Lookups since the directory was last asked for.
     var inMemoryLookups = 0
     /// The leaf this tree's last insert changed without restructuring, for the next insert
     /// (see `LeafHint`); cleared by every split, merge or redistribution. Write transactions only.

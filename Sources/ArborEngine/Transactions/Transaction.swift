@@ -227,19 +227,24 @@ public class Transaction {
         return .found(try withEntry(ref, index) { _, value in try body(value) })
     }
 
-    /// In-memory lookups a read transaction makes in one tree before it asks for the tree's
-    /// leaf directory: a fetch that looks up a few rows never pays for one.
+    /// Lookups a read transaction makes in one tree (`withValueInMemory`, `leaf(covering:in:)`)
+    /// before it asks for the tree's leaf directory: a fetch that looks up a few rows never pays
+    /// for one.
     static let leafDirectoryThreshold = 64
 
-    /// The leaf directory `withValueInMemory` uses for the tree of `box`, once this read
-    /// transaction has made `leafDirectoryThreshold` lookups in it (asked for once); nil for a
-    /// write transaction, whose trees change under it.
+    /// The leaf directory `withValueInMemory` and `leaf(covering:in:)` use for the tree of `box`,
+    /// asked for each time this read transaction has made `leafDirectoryThreshold` more lookups
+    /// in it; nil for a write transaction, whose trees change under it.
     @inline(__always)
     private func leafDirectory(_ box: TreeBox) throws -> LeafDirectory? {
         if let directory = box.leafDirectory { return directory }
-        guard !isWritable, box.inMemoryLookups <= Self.leafDirectoryThreshold else { return nil }
+        guard !isWritable else { return nil }
         box.inMemoryLookups += 1
         guard box.inMemoryLookups > Self.leafDirectoryThreshold else { return nil }
+        // Asked again after as many lookups more: a store's kept transaction keeps its trees'
+        // boxes from read to read, and a box that asked once would never see the directory
+        // the database builds at the third request.
+        box.inMemoryLookups = 0
         box.leafDirectory = try database.leafDirectory(for: box.info, in: self)
         return box.leafDirectory
     }
@@ -282,8 +287,18 @@ public class Transaction {
         }
     }
 
+    /// The leaf whose key range covers `key` in the tree of `box`: found in the tree's leaf
+    /// directory once this read transaction has made enough lookups in it (one binary search
+    /// instead of a search in each branch page and a page-cache probe for each: a SUBQUERY's
+    /// probe of a compound index per candidate), else by the walk from the root.
+    func leaf(covering key: UnsafeRawBufferPointer, in box: TreeBox) throws -> NodeRef {
+        let info = box.info
+        if info.depth >= 3, let directory = try leafDirectory(box) { return try node(directory.leaf(for: key), level: 0) }
+        return try descendedLeaf(covering: key, in: info)
+    }
+
     /// The leaf whose key range covers `key`: the walk from the root through the branches.
-    func leaf(covering key: UnsafeRawBufferPointer, in info: TreeInfo) throws -> NodeRef {
+    func descendedLeaf(covering key: UnsafeRawBufferPointer, in info: TreeInfo) throws -> NodeRef {
         var id = info.root
         var level = info.depth - 1
         while level > 0 {
@@ -312,14 +327,14 @@ public class Transaction {
     }
 
     /// `withFirstEntry(_:in:_:)` for a range given by byte bounds in place (`upper` nil: no
-    /// upper bound): one descent to the leaf where `lower` falls; the cursor scan only when the
-    /// range starts past that leaf's last key.
+    /// upper bound): the leaf where `lower` falls (`leaf(covering:in:)`); the cursor scan only
+    /// when the range starts past that leaf's last key.
     func withFirstEntry(_ box: TreeBox, from lower: UnsafeRawBufferPointer, inclusive lowerInclusive: Bool,
                         to upper: UnsafeRawBufferPointer?, inclusive upperInclusive: Bool,
                         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool? {
         let info = box.info
         guard info.root != 0 else { return nil }
-        let leaf = try leaf(covering: lower, in: info)
+        let leaf = try leaf(covering: lower, in: box)
         var index = leaf.lowerBound(lower)
         if index < leaf.count, !lowerInclusive, leaf.withKey(index, { compareBytes($0, lower) == 0 }) { index += 1 }
         guard index < leaf.count else {
@@ -353,7 +368,7 @@ public class Transaction {
     func findLeaf(_ box: TreeBox, _ key: UnsafeRawBufferPointer) throws -> (NodeRef, Int)? {
         let info = box.info
         guard info.root != 0 else { return nil }
-        let leaf = try leaf(covering: key, in: info)
+        let leaf = try leaf(covering: key, in: box)
         return Self.index(of: key, in: leaf).map { (leaf, $0) }
     }
 
