@@ -25,6 +25,24 @@ struct LeafDirectoryTests {
 
     static func value(_ number: Int, _ round: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: number), UInt8(truncatingIfNeeded: round)] }
 
+    /// One commit of 300 random puts and removes in tree "t" (pages freed and reused, the root
+    /// replaced), applied to `model` too.
+    static func change(_ db: Database, _ model: inout [[UInt8]: [UInt8]], round: Int, random: inout SplitMix64) throws {
+        try db.update { tx in
+            let tree = try tx.tree("t")
+            for _ in 0..<300 {
+                let number = Int(random.next() % 9_000)
+                if random.next() % 3 == 0 {
+                    _ = try tree.delete(Self.key(number))
+                    model[Self.key(number)] = nil
+                } else {
+                    try tree.put(Self.key(number), Self.value(number, round))
+                    model[Self.key(number)] = Self.value(number, round)
+                }
+            }
+        }
+    }
+
     /// The page a descent from the root reaches for `key`.
     static func leafByDescent(_ tx: Transaction, _ info: TreeInfo, _ key: [UInt8]) throws -> PageID? {
         guard case .page(let page) = try key.withUnsafeBytes({ try tx.descendedLeaf(covering: $0, in: info) }) else { return nil }
@@ -117,19 +135,7 @@ struct LeafDirectoryTests {
         }
         var throughDirectory = 0
         for round in 1...6 {
-            try db.update { tx in
-                let tree = try tx.tree("t")
-                for _ in 0..<300 {
-                    let number = Int(random.next() % 9_000)
-                    if random.next() % 3 == 0 {
-                        _ = try tree.delete(Self.key(number))
-                        model[Self.key(number)] = nil
-                    } else {
-                        try tree.put(Self.key(number), Self.value(number, round))
-                        model[Self.key(number)] = Self.value(number, round)
-                    }
-                }
-            }
+            try Self.change(db, &model, round: round, random: &random)
             for _ in 0..<5 {
                 try db.view { tx in
                     let tree = try tx.tree("t")
@@ -184,19 +190,7 @@ struct LeafDirectoryTests {
         }
         var throughDirectory = 0
         for round in 1...5 {
-            try db.update { tx in
-                let tree = try tx.tree("t")
-                for _ in 0..<300 {
-                    let number = Int(random.next() % 9_000)
-                    if random.next() % 3 == 0 {
-                        _ = try tree.delete(Self.key(number))
-                        model[Self.key(number)] = nil
-                    } else {
-                        try tree.put(Self.key(number), Self.value(number, round))
-                        model[Self.key(number)] = Self.value(number, round)
-                    }
-                }
-            }
+            try Self.change(db, &model, round: round, random: &random)
             let sorted = model.keys.sorted { compareBytes($0, $1) < 0 }
             for _ in 0..<4 {
                 try db.view { tx in
