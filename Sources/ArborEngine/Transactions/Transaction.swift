@@ -210,7 +210,7 @@ public class Transaction {
                               _ body: (UnsafeRawBufferPointer) throws -> R) throws -> LookupInMemory<R> {
         let info = box.info
         guard info.root != 0 else { return .absent }
-        if info.depth >= 3, let directory = try leafDirectory(box) {
+        if let directory = try leafDirectory(box) {
             guard let leaf = try nodeInMemory(directory.leaf(for: key), level: 0) else { return .notInMemory }
             guard let index = Self.index(of: key, in: leaf) else { return .absent }
             return .found(try withEntry(leaf, index) { _, value in try body(value) })
@@ -234,11 +234,12 @@ public class Transaction {
 
     /// The leaf directory `withValueInMemory` and `leaf(covering:in:)` use for the tree of `box`,
     /// asked for each time this read transaction has made `leafDirectoryThreshold` more lookups
-    /// in it; nil for a write transaction, whose trees change under it.
+    /// in it; nil for a tree of fewer than three levels (see `LeafDirectory`) and for a write
+    /// transaction, whose trees change under it.
     @inline(__always)
     private func leafDirectory(_ box: TreeBox) throws -> LeafDirectory? {
         if let directory = box.leafDirectory { return directory }
-        guard !isWritable else { return nil }
+        guard box.info.depth >= 3, !isWritable else { return nil }
         box.inMemoryLookups += 1
         guard box.inMemoryLookups > Self.leafDirectoryThreshold else { return nil }
         // Asked again after as many lookups more: a store's kept transaction keeps its trees'
@@ -292,9 +293,8 @@ public class Transaction {
     /// instead of a search in each branch page and a page-cache probe for each: a SUBQUERY's
     /// probe of a compound index per candidate), else by the walk from the root.
     func leaf(covering key: UnsafeRawBufferPointer, in box: TreeBox) throws -> NodeRef {
-        let info = box.info
-        if info.depth >= 3, let directory = try leafDirectory(box) { return try node(directory.leaf(for: key), level: 0) }
-        return try descendedLeaf(covering: key, in: info)
+        if let directory = try leafDirectory(box) { return try node(directory.leaf(for: key), level: 0) }
+        return try descendedLeaf(covering: key, in: box.info)
     }
 
     /// The leaf whose key range covers `key`: the walk from the root through the branches.
