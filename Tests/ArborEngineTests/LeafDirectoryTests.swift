@@ -92,8 +92,8 @@ struct LeafDirectoryTests {
         }
     }
 
-    @Test("built only for trees of three levels or more, and only from pages in memory")
-    func buildNeedsDepthAndMemory() throws {
+    @Test("built only for trees of three levels or more, reading no more branch pages than allowed")
+    func buildNeedsDepthAndReads() throws {
         let file = SimulatedFile()
         var db: Database? = try Database.open(file: file, options: .init(pageSize: 4096))
         try db?.update { tx in
@@ -115,6 +115,61 @@ struct LeafDirectoryTests {
             let large = try tx.tree("large")
             _ = try large.entries()
             #expect(try LeafDirectory.build(tx, large.info) == nil)
+            #expect(try LeafDirectory.build(tx, large.info, reads: 1) == nil)
+            // Reading what is missing, it finds the leaves the descents find.
+            let built = try LeafDirectory.build(tx, large.info, reads: 10_000)
+            let directory = try #require(built)
+            #expect(directory.leafCount > 100)
+            for number in stride(from: 0, to: 9_500, by: 3) {
+                let key = Self.key(number)
+                #expect(key.withUnsafeBytes { directory.leaf(for: $0) } == (try Self.leafByDescent(tx, large.info, key)))
+            }
+        }
+    }
+
+    /// A database opened cold: the first reader's lookups read their pages and get the
+    /// directory at the third request, its missing branch pages read for it, and then answer
+    /// as the model (in memory or, for leaves not read yet, by `get`).
+    @Test("a cold reader gets the directory, its missing branch pages read for it")
+    func coldReaderGetsDirectory() throws {
+        let file = SimulatedFile()
+        var model: [[UInt8]: [UInt8]] = [:]
+        var db: Database? = try Database.open(file: file, options: .init(pageSize: 4096))
+        try db?.update { tx in
+            let tree = try tx.createTree("t")
+            for number in 0..<8_000 {
+                try tree.put(Self.key(number), Self.value(number, 0))
+                model[Self.key(number)] = Self.value(number, 0)
+            }
+        }
+        db = nil
+        let reopened = try Database.open(file: file, options: .init(pageSize: 4096))
+        try reopened.view { tx in
+            let tree = try tx.tree("t")
+            var lookups = 0, notInMemory = 0
+            while tree.box.leafDirectory == nil, lookups < 10 * Transaction.leafDirectoryThreshold {
+                let key = Self.key(lookups * 37 % 9_000)
+                let answer = try key.withUnsafeBytes { try tree.withValueInMemory(forKey: $0) { Array($0) } }
+                if case .found(let value) = answer { #expect(value == model[key]) }
+                if case .notInMemory = answer {
+                    notInMemory += 1
+                    #expect(try tree.get(key) == model[key])
+                }
+                lookups += 1
+            }
+            #expect(notInMemory > 0)
+            #expect(tree.box.leafDirectory != nil)
+            // The gets count as lookups too: the third request comes sooner.
+            #expect(lookups <= 3 * (Transaction.leafDirectoryThreshold + 1))
+            for number in stride(from: 0, to: 9_000, by: 7) {
+                let key = Self.key(number)
+                let answer = try key.withUnsafeBytes { try tree.withValueInMemory(forKey: $0) { Array($0) } }
+                switch answer {
+                case .found(let value): #expect(value == model[key])
+                case .absent: #expect(model[key] == nil)
+                case .notInMemory: #expect(try tree.get(key) == model[key])
+                }
+            }
         }
     }
 

@@ -5,8 +5,9 @@
 /// A semi-join through a foreign-key index looks up thousands of member rows per fetch, each
 /// in a different leaf of a table of millions of rows: the two branch levels above the leaves
 /// cost about as much as the leaf itself. The directory replaces them for trees at least three
-/// levels deep. It is built from pages in memory only (see `build`), once per tree version,
-/// and shared by the read transactions that see that version.
+/// levels deep. It is built once per tree version (see `build`), from the branch pages in
+/// memory and a bounded number read for it, and shared by the read transactions that see that
+/// version.
 ///
 /// Why it finds the leaf a descent finds: a branch sends a key to its child `i`, the number of
 /// its separators <= the key. Listing every branch's separators in order (each between the
@@ -78,16 +79,19 @@ final class LeafDirectory: Sendable {
         return leaves[low]
     }
 
-    /// The directory of the tree `info` as `transaction` sees it, from pages in memory only
-    /// (nothing is read from the file); nil when a page is not in memory, when the tree has
-    /// fewer than three levels, when its boundaries are not in order, or when the directory
-    /// would take more than `maxBytes` (the walk stops there: a huge tree never allocates one).
-    /// - Complexity: O(branch pages + separators).
-    /// - Throws: `corruptPage` for a page in memory that is not the node its parent promises.
-    static func build(_ transaction: Transaction, _ info: TreeInfo, maxBytes: Int = .max) throws -> LeafDirectory? {
+    /// The directory of the tree `info` as `transaction` sees it, from the branch pages in
+    /// memory and at most `reads` more read from the file (into the page cache, where the
+    /// descents that would otherwise read them find them); nil when more branch pages than that
+    /// are not in memory, when the root is not, when the tree has fewer than three levels, when
+    /// its boundaries are not in order, or when the directory would take more than `maxBytes`
+    /// (the walk stops there: a huge tree never allocates one).
+    /// - Complexity: O(branch pages + separators); up to `reads` page reads.
+    /// - Throws: `corruptPage` for a branch page that is not the node its parent promises (or
+    ///   whose checks fail when read), an I/O error from a read.
+    static func build(_ transaction: Transaction, _ info: TreeInfo, maxBytes: Int = .max, reads: Int = 0) throws -> LeafDirectory? {
         guard info.root != 0, info.depth >= 3, case .page(let rootPage)? = try transaction.nodeInMemory(info.root, level: info.depth - 1)
         else { return nil }
-        var builder = Builder(limit: Int(transaction.meta.pageCount), maxBytes: maxBytes)
+        var builder = Builder(limit: Int(transaction.meta.pageCount), maxBytes: maxBytes, reads: reads)
         guard try builder.visit(rootPage, transaction) else { return nil }
         return LeafDirectory(root: info.root, rootTransaction: rootPage.txid, prefixes: builder.prefixes,
                              starts: builder.starts, bytes: builder.bytes, leaves: builder.leaves)
@@ -103,16 +107,20 @@ final class LeafDirectory: Sendable {
         let limit: Int
         /// The memory the directory may take (as `memoryBytes` counts it).
         let maxBytes: Int
+        /// Branch pages not in memory that may still be read.
+        var reads: Int
 
-        init(limit: Int, maxBytes: Int) {
+        init(limit: Int, maxBytes: Int, reads: Int) {
             self.limit = limit
             self.maxBytes = maxBytes
+            self.reads = reads
         }
 
         var memoryBytes: Int { LeafDirectory.memoryBytes(boundaries: prefixes.count, keyBytes: bytes.count, leaves: leaves.count) }
 
-        /// Adds the boundaries and leaves under `branch`; false when a page is not in memory,
-        /// the boundaries are out of order, or there are more leaves than pages.
+        /// Adds the boundaries and leaves under `branch`; false when a branch page is neither
+        /// in memory nor within the reads left, the boundaries are out of order, or there are
+        /// more leaves than pages.
         mutating func visit(_ branch: Page, _ transaction: Transaction) throws -> Bool {
             let childLevel = branch.level - 1
             // Levels fall by one per step (a checked node), so the walk is at most as deep as
@@ -125,10 +133,18 @@ final class LeafDirectory: Sendable {
                     if leaves.count > limit || memoryBytes > maxBytes { return false }
                     continue
                 }
-                guard case .page(let page)? = try transaction.nodeInMemory(id, level: childLevel),
+                guard case .page(let page)? = try branchNode(id, level: childLevel, transaction),
                       try visit(page, transaction) else { return false }
             }
             return true
+        }
+
+        /// The branch page `id` from memory, else read while reads are left.
+        private mutating func branchNode(_ id: PageID, level: Int, _ transaction: Transaction) throws -> NodeRef? {
+            if let inMemory = try transaction.nodeInMemory(id, level: level) { return inMemory }
+            guard reads > 0 else { return nil }
+            reads -= 1
+            return try transaction.node(id, level: level)
         }
 
         /// Appends a boundary; false when it is below the previous one.

@@ -110,9 +110,11 @@ public struct Tree {
     /// After many lookups in a tree of three levels or more, a read transaction finds the leaf
     /// through the tree's `LeafDirectory` (one search, no branch page), and then only the leaf
     /// has to be in memory.
-    /// - Complexity: O(log n), no I/O. Values in overflow chains are read (their pages are
-    ///   not cached).
-    /// - Throws: `corruptPage` for a damaged page in memory.
+    /// - Complexity: O(log n), no I/O but two kinds: values in overflow chains are read (their
+    ///   pages are not cached), and the call that builds a tree version's directory reads the
+    ///   branch pages it needs that are not in memory (once per version, within a bound).
+    /// - Throws: `corruptPage` for a damaged page in memory or a damaged branch page read for
+    ///   the directory, an I/O error from such a read.
     public func withValueInMemory<R>(forKey key: UnsafeRawBufferPointer,
                                      _ body: (UnsafeRawBufferPointer) throws -> R) throws -> LookupInMemory<R> {
         try transaction.ensureOpen()

@@ -245,8 +245,9 @@ public final class Database: Sendable {
     }
 
     /// The leaf directory of the tree `info` as `transaction` (a reader) sees it: a kept one
-    /// for the same root page, or one built now from pages in memory when this tree version
-    /// has been asked for often enough; nil otherwise. Reads nothing from the file.
+    /// for the same root page, or one built now when this tree version has been asked for
+    /// often enough; nil otherwise. Only a build reads from the file: the branch pages not in
+    /// memory, within a bound.
     func leafDirectory(for info: TreeInfo, in transaction: Transaction) throws -> LeafDirectory? {
         guard info.depth >= 3, case .page(let root)? = try transaction.nodeInMemory(info.root, level: info.depth - 1) else { return nil }
         let stamp = root.txid
@@ -257,7 +258,13 @@ public final class Database: Sendable {
         if let kept { return kept }
         // Built outside the lock: other readers go on meanwhile (two may build the same one).
         guard build else { return nil }
-        guard let made = try LeafDirectory.build(transaction, info, maxBytes: budget) else {
+        // Branch pages not in memory are read for it, within as many bytes as twice the
+        // directory's budget: about what a directory that fits the budget needs (a branch page
+        // holds the separators of about as many leaves as the directory's entries for them
+        // take). The first queries after opening then have it too, and a tree too large for the
+        // budget costs at most that many reads (and a doubled wait before the next try).
+        let reads = 2 * budget / pageSize
+        guard let made = try LeafDirectory.build(transaction, info, maxBytes: budget, reads: reads) else {
             leafDirectories.withLock { $0.noteFailure(root: info.root, rootTransaction: stamp) }
             return nil
         }

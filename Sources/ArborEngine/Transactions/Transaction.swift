@@ -205,7 +205,8 @@ public class Transaction {
 
     /// `body` over the value stored under `key` in the tree of `box` where it lies, if every
     /// page on the way is in memory (`nodeInMemory`): `.notInMemory` when one is not (nothing
-    /// is read from the file), `.absent` when the key is not in the tree.
+    /// is read from the file but what building the tree's directory reads; see
+    /// `Database.leafDirectory`), `.absent` when the key is not in the tree.
     func withValueInMemory<R>(_ box: TreeBox, _ key: UnsafeRawBufferPointer,
                               _ body: (UnsafeRawBufferPointer) throws -> R) throws -> LookupInMemory<R> {
         let info = box.info

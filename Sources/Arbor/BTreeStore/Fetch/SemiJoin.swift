@@ -149,11 +149,10 @@ struct OwnerMembers {
             if try meetsWhole(member, code: code) { return true }
         }
         guard !walk.elsewhere.isEmpty else { return false }
-        // Through one cursor: each descent shares what upper levels it can with the one before.
-        let rows = try rowTree.makeCursor()
+        // Point lookups, which find their leaf through the row tree's leaf directory when it
+        // has one (one search, where a descent searches each branch level).
         for (member, code) in walk.elsewhere {
-            let key = store.keys.rowKey(member)
-            guard let verdict = try key.withUnsafeBytes({ try rows.withValue(forKey: $0) { try filter.matches($0) } }) else { continue }
+            guard let verdict = try rowTree.withValue(store.keys.rowKey(member), { try filter.matches($0) }) else { continue }
             walk.read += 1
             if try verdict ?? meetsWhole(member, code: code) { return true }
         }
