@@ -127,6 +127,44 @@ struct LeafDirectoryTests {
         }
     }
 
+    /// A tree whose boundaries are out of order across pages (each page in order by itself):
+    /// the first separator of the root's second child lowered below the root's first separator,
+    /// once to a lower search prefix, once to the same prefix with lower bytes after it. The
+    /// build notices and gives no directory, so lookups keep their descents.
+    @Test("a tree whose separators are out of order gets no directory", arguments: [false, true])
+    func outOfOrderSeparators(tiedPrefix: Bool) throws {
+        let file = SimulatedFile()
+        var db: Database? = try Database.open(file: file, options: .init(pageSize: 4096))
+        // One long common start: every separator's first eight bytes are the same.
+        func longKey(_ number: Int) -> [UInt8] { [UInt8](repeating: 0x40, count: 150) + withUnsafeBytes(of: UInt32(number).bigEndian, Array.init) }
+        try db?.update { tx in
+            let tree = try tx.createTree("t")
+            for number in 0..<9_000 { try tree.put(longKey(number), [1]) }
+        }
+        var found: (info: TreeInfo, secondChild: PageID, built: Bool)?
+        try db?.view { tx in
+            let info = try tx.tree("t").info
+            guard info.depth >= 3, case .page(let root) = try tx.node(info.root, level: info.depth - 1) else { return }
+            found = (info, root.child(1), try LeafDirectory.build(tx, info, reads: 10_000) != nil)
+        }
+        let (info, secondChild, builtBefore) = try #require(found)
+        #expect(builtBefore)
+        db = nil
+        var image = file.currentBytes
+        let pageStart = Int(secondChild) * 4096
+        let (start, length) = try image.withUnsafeBytes { file in
+            try Page.validated(id: secondChild, image: UnsafeRawBufferPointer(rebasing: file[pageStart..<(pageStart + 4096)]), verifyChecksum: true).keyLocation(0)
+        }
+        for offset in (tiedPrefix ? 8 : 0)..<length { image[pageStart + start + offset] = 0 }
+        resealPage(&image, page: Int(secondChild))
+        let damaged = try Database.open(file: SimulatedFile(bytes: image), options: .init(pageSize: 4096))
+        let built = try damaged.view { tx in
+            _ = try tx.node(info.root, level: info.depth - 1)  // the root in memory: the build starts there
+            return try LeafDirectory.build(tx, info, reads: 10_000)
+        }
+        #expect(built == nil)
+    }
+
     /// A database opened cold: the first reader's lookups read their pages and get the
     /// directory at the third request, its missing branch pages read for it, and then answer
     /// as the model (in memory or, for leaves not read yet, by `get`).

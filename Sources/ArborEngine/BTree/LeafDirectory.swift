@@ -147,14 +147,18 @@ final class LeafDirectory: Sendable {
             return try transaction.node(id, level: level)
         }
 
-        /// Appends a boundary; false when it is below the previous one.
+        /// Appends a boundary; false when it is below the previous one. Prefixes are in the
+        /// keys' order (a key below another has a prefix below or equal to the other's), so
+        /// the bytes are compared only when the two prefixes tie.
         private mutating func add(_ key: UnsafeRawBufferPointer) -> Bool {
-            if let last = starts.last, starts.count >= 2 {
-                let previous = starts[starts.count - 2]
+            let prefix = Page.searchPrefix(key)
+            if let lastPrefix = prefixes.last, prefix <= lastPrefix {
+                guard prefix == lastPrefix else { return false }
+                let previous = starts[starts.count - 2], last = starts[starts.count - 1]
                 let order = bytes.withUnsafeBytes { compareBytes(UnsafeRawBufferPointer(rebasing: $0[previous..<last]), key) }
                 if order > 0 { return false }
             }
-            prefixes.append(Page.searchPrefix(key))
+            prefixes.append(prefix)
             bytes.append(contentsOf: key)
             starts.append(bytes.count)
             return true
