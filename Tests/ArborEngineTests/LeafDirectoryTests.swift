@@ -127,6 +127,49 @@ struct LeafDirectoryTests {
         }
     }
 
+    /// Reads for a directory scale with the lookups made: a cold reader's few hundred lookups
+    /// in one part of a tree with many branches read no branch page for it (a first fetch after
+    /// opening pays for its own descents only); lookups spread over the tree get it once an
+    /// eighth of their number covers the branches still missing.
+    @Test("a build reads branch pages only as the lookups made allow")
+    func readsScaleWithLookups() throws {
+        let file = SimulatedFile()
+        var db: Database? = try Database.open(file: file, options: .init(pageSize: 4096))
+        // Twenty-byte keys that differ in their last bytes (separators as long: about 140 a
+        // branch) and values of 900 bytes (four entries a leaf): three levels, about 60
+        // branches above the leaves.
+        func key(_ number: Int) -> [UInt8] { [UInt8](repeating: 0x40, count: 12) + withUnsafeBytes(of: UInt64(number).bigEndian, Array.init) }
+        let count = 34_000
+        let value = [UInt8](repeating: 3, count: 900)
+        try db?.update { tx in
+            let tree = try tx.createTree("t")
+            for number in 0..<count { try tree.put(key(number), value) }
+        }
+        db = nil
+        let reopened = try Database.open(file: file, options: .init(pageSize: 4096))
+        try reopened.view { tx in
+            let tree = try tx.tree("t")
+            #expect(tree.info.depth == 3)
+            let threshold = Transaction.leafDirectoryThreshold
+            // Lookups in the first hundredth of the keys: their descents read a branch or two.
+            for number in 0..<(3 * (threshold + 1)) { #expect(try tree.get(key(number * 7 % (count / 100))) == value) }
+            guard case .page(let root) = try tx.node(tree.info.root, level: tree.info.depth - 1) else {
+                Issue.record("the root is a page")
+                return
+            }
+            let missing = try LeafDirectory.branchesNotInMemory(under: root, tx)
+            #expect(missing > 3 * threshold / 8, "branches missing: \(missing) of \(root.count + 1)")
+            #expect(tree.box.leafDirectory == nil)
+            var lookups = 0
+            var random = SplitMix64(seed: 11)
+            while tree.box.leafDirectory == nil, lookups < 40 * threshold {
+                #expect(try tree.get(key(Int(random.next() % UInt64(count)))) == value)
+                lookups += 1
+            }
+            #expect(tree.box.leafDirectory != nil, "after \(lookups) lookups")
+        }
+    }
+
     /// A tree whose boundaries are out of order across pages (each page in order by itself):
     /// the first separator of the root's second child lowered below the root's first separator,
     /// once to a lower search prefix, once to the same prefix with lower bytes after it. The
@@ -354,13 +397,19 @@ struct LeafDirectoryTests {
         var directories = LeafDirectories(budget: 1 << 20)
         // Whether each request, in turn, should build.
         func requests(_ count: Int, rootTransaction: UInt64) -> [Bool] {
-            (0..<count).map { _ in directories.noteDemand(root: 9, rootTransaction: rootTransaction) }
+            (0..<count).map { _ in directories.noteDemand(root: 9, rootTransaction: rootTransaction) != nil }
         }
         #expect(requests(3, rootTransaction: 4) == [false, false, true])
         directories.noteFailure(root: 9, rootTransaction: 4)
         #expect(requests(6, rootTransaction: 4) == [false, false, false, false, false, true])
+        directories.noteFailure(root: 9, rootTransaction: 4)
+        #expect(requests(12, rootTransaction: 4) == Array(repeating: false, count: 11) + [true])
         // Another version of the tree under the same root page number starts again.
         #expect(requests(3, rootTransaction: 5) == [false, false, true])
+        // Short of reads: the next try comes at the request named, which reports the count.
+        directories.noteShortOfReads(root: 9, rootTransaction: 5, until: 7)
+        #expect(requests(3, rootTransaction: 5) == [false, false, false])
+        #expect(directories.noteDemand(root: 9, rootTransaction: 5) == 7)
     }
 
     /// Readers on four threads, each in its own transactions, look up keys in memory while a

@@ -97,6 +97,25 @@ final class LeafDirectory: Sendable {
                              starts: builder.starts, bytes: builder.bytes, leaves: builder.leaves)
     }
 
+    /// How many branch pages under `branch` are not in memory, as far as the pages in memory
+    /// show: a page missing above level 1 counts as one, its own branches unseen. The reads a
+    /// build needs at least (all of them, for a tree of three levels).
+    /// - Complexity: O(branch pages in memory + their children), a page-cache probe each;
+    ///   nothing is read.
+    static func branchesNotInMemory(under branch: Page, _ transaction: Transaction) throws -> Int {
+        guard branch.level >= 2 else { return 0 }
+        var missing = 0
+        // Levels fall by one per step (a checked node): as deep as the tree, at most.
+        for child in 0...branch.count {
+            if case .page(let page)? = try transaction.nodeInMemory(branch.child(child), level: branch.level - 1) {
+                missing += try branchesNotInMemory(under: page, transaction)
+            } else {
+                missing += 1
+            }
+        }
+        return missing
+    }
+
     private struct Builder {
         var prefixes: [UInt64] = []
         var starts: [Int] = [0]
@@ -171,16 +190,21 @@ final class LeafDirectory: Sendable {
 struct LeafDirectories {
     private var directories: [LeafDirectory] = []
     private var bytes = 0
-    /// Requests for a tree version without a directory: one is built at the third, so a tree
+    /// Requests for tree versions without a directory: one is tried at the third, so a tree
     /// version read by one transaction only (a writer commits between reads) is never built.
-    /// After a build that failed (a page not in memory), twice as many requests are awaited.
+    /// After a build that failed, the next try waits for twice as many requests as the last
+    /// wait; one short of reads waits until the requests allow them (`noteShortOfReads`).
     private var demand: [PageID: Demand] = [:]
     let budget: Int
 
     private struct Demand {
         var rootTransaction: UInt64
+        /// Requests so far.
         var count = 0
-        var needed = 3
+        /// The request at which to try next.
+        var next = 3
+        /// The requests the last failure waited for.
+        var wait = 3
     }
 
     init(budget: Int) { self.budget = budget }
@@ -190,22 +214,32 @@ struct LeafDirectories {
         directories.last { $0.root == root && $0.rootTransaction == rootTransaction }
     }
 
-    /// Counts a request for a missing directory; true when one should be built now.
-    mutating func noteDemand(root: PageID, rootTransaction: UInt64) -> Bool {
+    /// Counts a request for a missing directory: the number of requests for this tree version
+    /// so far when a build should be tried now, else nil.
+    mutating func noteDemand(root: PageID, rootTransaction: UInt64) -> Int? {
         var entry = demand[root] ?? Demand(rootTransaction: rootTransaction)
         if entry.rootTransaction != rootTransaction { entry = Demand(rootTransaction: rootTransaction) }
         entry.count += 1
         if demand.count >= 1_024, demand[root] == nil { demand.removeAll() }
         demand[root] = entry
-        return entry.count >= entry.needed
+        return entry.count >= entry.next ? entry.count : nil
     }
 
     /// Notes that building the directory of `root` failed: the next try waits for twice as
-    /// many requests (a tree whose branches are not all in memory is not walked at each one).
+    /// many requests as the last wait (a tree whose directory cannot be built is not walked
+    /// at each request).
     mutating func noteFailure(root: PageID, rootTransaction: UInt64) {
         guard var entry = demand[root], entry.rootTransaction == rootTransaction else { return }
-        entry.count = 0
-        entry.needed = min(entry.needed * 2, 1 << 20)
+        entry.wait = min(entry.wait * 2, 1 << 20)
+        entry.next = entry.count + entry.wait
+        demand[root] = entry
+    }
+
+    /// Notes that the build needs more reads than `count` requests allow: the next try waits
+    /// for request `requests`.
+    mutating func noteShortOfReads(root: PageID, rootTransaction: UInt64, until requests: Int) {
+        guard var entry = demand[root], entry.rootTransaction == rootTransaction else { return }
+        entry.next = max(entry.count + 1, requests)
         demand[root] = entry
     }
 

@@ -247,23 +247,38 @@ public final class Database: Sendable {
     /// The leaf directory of the tree `info` as `transaction` (a reader) sees it: a kept one
     /// for the same root page, or one built now when this tree version has been asked for
     /// often enough; nil otherwise. Only a build reads from the file: the branch pages not in
-    /// memory, within a bound.
+    /// memory, as many as the lookups made so far allow.
     func leafDirectory(for info: TreeInfo, in transaction: Transaction) throws -> LeafDirectory? {
         guard info.depth >= 3, case .page(let root)? = try transaction.nodeInMemory(info.root, level: info.depth - 1) else { return nil }
         let stamp = root.txid
-        let (kept, build, budget) = leafDirectories.withLock { directories -> (LeafDirectory?, Bool, Int) in
-            if let kept = directories.directory(root: info.root, rootTransaction: stamp) { return (kept, false, 0) }
+        let (kept, requests, budget) = leafDirectories.withLock { directories -> (LeafDirectory?, Int?, Int) in
+            if let kept = directories.directory(root: info.root, rootTransaction: stamp) { return (kept, nil, 0) }
             return (nil, directories.noteDemand(root: info.root, rootTransaction: stamp), directories.budget)
         }
         if let kept { return kept }
         // Built outside the lock: other readers go on meanwhile (two may build the same one).
-        guard build else { return nil }
-        // Branch pages not in memory are read for it, within as many bytes as twice the
-        // directory's budget: about what a directory that fits the budget needs (a branch page
-        // holds the separators of about as many leaves as the directory's entries for them
-        // take). The first queries after opening then have it too, and a tree too large for the
-        // budget costs at most that many reads (and a doubled wait before the next try).
-        let reads = 2 * budget / pageSize
+        guard let requests else { return nil }
+        // Branch pages not in memory are read for it: a page read costs about what eight
+        // lookups do, so the build may read an eighth as many pages as this tree version has
+        // had lookups (each request stands for `leafDirectoryThreshold` of them), and never
+        // more than twice the directories' budget in bytes (about what a directory that fits
+        // the budget needs). A fetch of a few hundred rows right after opening then reads no
+        // more branches than its own descents do; a semi-join's thousands of lookups get the
+        // directory in their first query.
+        let lookups = requests * Transaction.leafDirectoryThreshold
+        let mostReads = 2 * budget / pageSize, reads = min(lookups / 8, mostReads)
+        let missing = try LeafDirectory.branchesNotInMemory(under: root, transaction)
+        if missing > reads {
+            leafDirectories.withLock { directories in
+                if missing > mostReads {
+                    directories.noteFailure(root: info.root, rootTransaction: stamp)
+                } else {
+                    directories.noteShortOfReads(root: info.root, rootTransaction: stamp,
+                                                 until: (missing * 8 + Transaction.leafDirectoryThreshold - 1) / Transaction.leafDirectoryThreshold)
+                }
+            }
+            return nil
+        }
         guard let made = try LeafDirectory.build(transaction, info, maxBytes: budget, reads: reads) else {
             leafDirectories.withLock { $0.noteFailure(root: info.root, rootTransaction: stamp) }
             return nil
