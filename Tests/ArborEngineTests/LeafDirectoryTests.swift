@@ -157,7 +157,8 @@ struct LeafDirectoryTests {
                 Issue.record("the root is a page")
                 return
             }
-            let missing = try LeafDirectory.branchesNotInMemory(under: root, tx)
+            let missing = try LeafDirectory.branchesNotInMemory(under: root, tx, upTo: 1_000)
+            #expect(try LeafDirectory.branchesNotInMemory(under: root, tx, upTo: 5) == 6)
             #expect(missing > 3 * threshold / 8, "branches missing: \(missing) of \(root.count + 1)")
             #expect(tree.box.leafDirectory == nil)
             var lookups = 0

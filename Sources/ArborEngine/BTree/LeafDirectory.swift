@@ -97,23 +97,37 @@ final class LeafDirectory: Sendable {
                              starts: builder.starts, bytes: builder.bytes, leaves: builder.leaves)
     }
 
-    /// How many branch pages under `branch` are not in memory, as far as the pages in memory
-    /// show: a page missing above level 1 counts as one, its own branches unseen. The reads a
-    /// build needs at least (all of them, for a tree of three levels).
-    /// - Complexity: O(branch pages in memory + their children), a page-cache probe each;
-    ///   nothing is read.
-    static func branchesNotInMemory(under branch: Page, _ transaction: Transaction) throws -> Int {
-        guard branch.level >= 2 else { return 0 }
+    /// How many branch pages under `root` are not in memory, as far as the pages in memory
+    /// show (a page missing above level 1 counts as one, its own branches unseen), counted up
+    /// to one more than `limit`: the reads a build needs at least (all of them, for a tree of
+    /// three levels).
+    /// - Complexity: O(branch pages in memory + their children), a page-cache probe each and
+    ///   at most as many as the file has pages (a malformed tree may share pages); nothing is read.
+    static func branchesNotInMemory(under root: Page, _ transaction: Transaction, upTo limit: Int) throws -> Int {
+        var count = MissingBranches(limit: limit, probes: Int(transaction.meta.pageCount))
+        try count.visit(root, transaction)
+        return count.missing
+    }
+
+    private struct MissingBranches {
         var missing = 0
-        // Levels fall by one per step (a checked node): as deep as the tree, at most.
-        for child in 0...branch.count {
-            if case .page(let page)? = try transaction.nodeInMemory(branch.child(child), level: branch.level - 1) {
-                missing += try branchesNotInMemory(under: page, transaction)
-            } else {
-                missing += 1
+        let limit: Int
+        /// Probes left.
+        var probes: Int
+
+        mutating func visit(_ branch: Page, _ transaction: Transaction) throws {
+            guard branch.level >= 2 else { return }
+            // Levels fall by one per step (a checked node): as deep as the tree, at most.
+            for child in 0...branch.count {
+                guard missing <= limit, probes > 0 else { return }
+                probes -= 1
+                if case .page(let page)? = try transaction.nodeInMemory(branch.child(child), level: branch.level - 1) {
+                    try visit(page, transaction)
+                } else {
+                    missing += 1
+                }
             }
         }
-        return missing
     }
 
     private struct Builder {
@@ -235,8 +249,8 @@ struct LeafDirectories {
         demand[root] = entry
     }
 
-    /// Notes that the build needs more reads than `count` requests allow: the next try waits
-    /// for request `requests`.
+    /// Notes that the build needs more reads than the requests so far allow: the next try
+    /// waits for request `requests`.
     mutating func noteShortOfReads(root: PageID, rootTransaction: UInt64, until requests: Int) {
         guard var entry = demand[root], entry.rootTransaction == rootTransaction else { return }
         entry.next = max(entry.count + 1, requests)

@@ -267,7 +267,7 @@ public final class Database: Sendable {
         // directory in their first query.
         let lookups = requests * Transaction.leafDirectoryThreshold
         let mostReads = 2 * budget / pageSize, reads = min(lookups / 8, mostReads)
-        let missing = try LeafDirectory.branchesNotInMemory(under: root, transaction)
+        let missing = try LeafDirectory.branchesNotInMemory(under: root, transaction, upTo: mostReads)
         if missing > reads {
             leafDirectories.withLock { directories in
                 if missing > mostReads {
