@@ -25,6 +25,19 @@ struct LeafDirectoryTests {
 
     static func value(_ number: Int, _ round: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: number), UInt8(truncatingIfNeeded: round)] }
 
+    /// Creates tree "t" in `db` with `numbers`' keys and their first values, returned as the model.
+    static func filled(_ db: Database, _ numbers: some Sequence<Int>) throws -> [[UInt8]: [UInt8]] {
+        var model: [[UInt8]: [UInt8]] = [:]
+        try db.update { tx in
+            let tree = try tx.createTree("t")
+            for number in numbers {
+                try tree.put(Self.key(number), Self.value(number, 0))
+                model[Self.key(number)] = Self.value(number, 0)
+            }
+        }
+        return model
+    }
+
     /// One commit of 300 random puts and removes in tree "t" (pages freed and reused, the root
     /// replaced), applied to `model` too.
     static func change(_ db: Database, _ model: inout [[UInt8]: [UInt8]], round: Int, random: inout SplitMix64) throws {
@@ -215,16 +228,8 @@ struct LeafDirectoryTests {
     @Test("a cold reader gets the directory, its missing branch pages read for it")
     func coldReaderGetsDirectory() throws {
         let file = SimulatedFile()
-        var model: [[UInt8]: [UInt8]] = [:]
-        var db: Database? = try Database.open(file: file, options: .init(pageSize: 4096))
-        try db?.update { tx in
-            let tree = try tx.createTree("t")
-            for number in 0..<8_000 {
-                try tree.put(Self.key(number), Self.value(number, 0))
-                model[Self.key(number)] = Self.value(number, 0)
-            }
-        }
-        db = nil
+        // Written by a database that is closed as the call returns.
+        let model = try Self.filled(try Database.open(file: file, options: .init(pageSize: 4096)), 0..<8_000)
         let reopened = try Database.open(file: file, options: .init(pageSize: 4096))
         try reopened.view { tx in
             let tree = try tx.tree("t")
@@ -262,14 +267,7 @@ struct LeafDirectoryTests {
     func lookupsMatchGetAcrossCommits(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         let db = try Database.open(file: SimulatedFile(), options: .init(pageSize: 4096))
-        var model: [[UInt8]: [UInt8]] = [:]
-        try db.update { tx in
-            let tree = try tx.createTree("t")
-            for number in 0..<8_000 {
-                try tree.put(Self.key(number), Self.value(number, 0))
-                model[Self.key(number)] = Self.value(number, 0)
-            }
-        }
+        var model = try Self.filled(db, 0..<8_000)
         var throughDirectory = 0
         for round in 1...6 {
             try Self.change(db, &model, round: round, random: &random)
@@ -302,14 +300,7 @@ struct LeafDirectoryTests {
     func pointLookupsMatchModel(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         let db = try Database.open(file: SimulatedFile(), options: .init(pageSize: 4096))
-        var model: [[UInt8]: [UInt8]] = [:]
-        try db.update { tx in
-            let tree = try tx.createTree("t")
-            for number in 0..<8_000 where number % 5 != 0 {
-                try tree.put(Self.key(number), Self.value(number, 0))
-                model[Self.key(number)] = Self.value(number, 0)
-            }
-        }
+        var model = try Self.filled(db, (0..<8_000).filter { $0 % 5 != 0 })
         /// The model's first entry with a key from `lower` (inclusive or not) to `upper`.
         func firstEntry(_ sorted: [[UInt8]], from lower: [UInt8], _ lowerInclusive: Bool, to upper: [UInt8]?, _ upperInclusive: Bool) -> [UInt8]? {
             var low = 0, high = sorted.count
@@ -367,14 +358,7 @@ struct LeafDirectoryTests {
     @Test("one transaction's lookups in one tree get the directory at its third request")
     func longReaderGetsDirectory() throws {
         let db = try Database.open(file: SimulatedFile(), options: .init(pageSize: 4096))
-        var model: [[UInt8]: [UInt8]] = [:]  // some numbers share a key: the last put stays
-        try db.update { tx in
-            let tree = try tx.createTree("t")
-            for number in 0..<8_000 {
-                try tree.put(Self.key(number), Self.value(number, 0))
-                model[Self.key(number)] = Self.value(number, 0)
-            }
-        }
+        let model = try Self.filled(db, 0..<8_000)  // some numbers share a key: the last put stays
         try db.view { tx in
             let tree = try tx.tree("t")
             _ = try tree.entries()  // every page in memory

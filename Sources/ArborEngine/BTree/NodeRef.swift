@@ -78,7 +78,7 @@ final class TreeBox {
     /// asked for each time the transaction has made `leafDirectoryThreshold` more lookups.
     var leafDirectory: LeafDirectory?
     /// Lookups since the directory was last asked for.
-    var inMemoryLookups = 0
+    var lookupsSinceAsked = 0
     /// The leaf this tree's last insert changed without restructuring, for the next insert
     /// (see `LeafHint`); cleared by every split, merge or redistribution. Write transactions only.
     @exclusivity(unchecked) var leafHint: LeafHint?

@@ -241,12 +241,12 @@ public class Transaction {
     private func leafDirectory(_ box: TreeBox) throws -> LeafDirectory? {
         if let directory = box.leafDirectory { return directory }
         guard box.info.depth >= 3, !isWritable else { return nil }
-        box.inMemoryLookups += 1
-        guard box.inMemoryLookups > Self.leafDirectoryThreshold else { return nil }
+        box.lookupsSinceAsked += 1
+        guard box.lookupsSinceAsked > Self.leafDirectoryThreshold else { return nil }
         // Asked again after as many lookups more: a store's kept transaction keeps its trees'
         // boxes from read to read, and a box that asked once would never see the directory
         // the database builds at the third request.
-        box.inMemoryLookups = 0
+        box.lookupsSinceAsked = 0
         box.leafDirectory = try database.leafDirectory(for: box.info, in: self)
         return box.leafDirectory
     }
