@@ -41,7 +41,7 @@ let package = Package(
             "ArborMacroExpansions",
             .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
         ]),
-        .target(name: "Arbor", dependencies: ["ArborEngine", "ArborMacros", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Arbor", dependencies: ["ArborEngine", "ArborMacros", "CPageKernels", .product(name: "Logging", package: "swift-log")]),
         .target(name: "ArborTransit", dependencies: ["Arbor"]),
         .executableTarget(
             name: "ArborCLI",

@@ -5,7 +5,7 @@ import Testing
 
 /// The identity map's own table against a dictionary: the same object (or none) for every ID
 /// after every step of random registrations (some at a slot looked up before), removals,
-/// releases, reservations and resets.
+/// releases (told at once, or noted as a deinitializer notes them), reservations and resets.
 @Suite("Identity map: one object per ID, as a dictionary would keep them")
 struct IdentityMapTests {
     @Test("random steps over colliding IDs of two entities and two stores agree with a dictionary", arguments: [1, 2, 3] as [UInt64])
@@ -16,7 +16,8 @@ struct IdentityMapTests {
         let entities = [try #require(model.info(named: "Stop")), try #require(model.info(named: "StopTime"))]
         let stores: [ObjectID.StoreBits?] = [ObjectID.StoreBits(UUID()), ObjectID.StoreBits(UUID()), nil]
         var random = SplitMix64(seed: seed)
-        var map = IdentityMap()
+        // Small tables keep a list of departures too, as tables larger than the caches do.
+        var map = IdentityMap(cachedSlots: seed == 1 ? IdentityMap.cachedSlots : 0)
         // What the map must answer, and the objects the test keeps alive (the map retains none:
         // an object leaves `alive` only after the map was told, as its deinit would tell it).
         var expected: [ObjectID: ManagedObject] = [:]
@@ -64,8 +65,10 @@ struct IdentityMapTests {
                     map.remove(object)
                     if expected[object.objectID] === object { expected[object.objectID] = nil }
                 case 70..<97 where !alive.isEmpty:
+                    // Released: told at once, or noted as a deinitializer notes it and settled
+                    // by whatever comes next (its address may by then be a newer object's).
                     let object = alive.remove(at: Int.random(in: 0..<alive.count, using: &random))
-                    map.remove(object)
+                    if Bool.random(using: &random) { map.remove(object) } else { map.noteDeparture(object) }
                     if expected[object.objectID] === object { expected[object.objectID] = nil }
                 case 97:
                     map.reserveCapacity(forMore: Int.random(in: 0..<500, using: &random))
@@ -158,6 +161,42 @@ struct IdentityMapTests {
             #expect(map.checkInvariants())
             map.remove(third)
             #expect(map.liveObjects.isEmpty)
+        }
+    }
+
+    @Test("objects released together leave the map, their entries taken again by the next objects, past the list's bound")
+    func departuresPastTheBound() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        let info = try #require(context.model?.info(named: "Stop"))
+        context.performAndWait {
+            var map = IdentityMap()
+            // A table larger than the caches (which keeps a list), the list past its bound.
+            let count = IdentityMap.cachedSlots + 17
+            #expect(count > IdentityMap.departuresKept * 2)
+            for round in 0..<3 {
+                var objects: [ManagedObject] = []
+                for key in 0..<Int64(count) {
+                    let object = ManagedObject(ObjectConstruction(id: ObjectID(info: info, storeBits: nil, key: key), context: context))
+                    map.register(object)
+                    objects.append(object)
+                }
+                #expect(map.liveObjects.count == count, "round \(round)")
+                // Half released (the list settles itself at its bound), every other key kept.
+                var kept: [ManagedObject] = []
+                for (index, object) in objects.enumerated() {
+                    if index % 2 == 0 { kept.append(object) } else { map.noteDeparture(object) }
+                }
+                objects = []
+                for key in 0..<Int64(count) {
+                    let found = map[ObjectID(info: info, storeBits: nil, key: key)]
+                    #expect((found != nil) == (key % 2 == 0), "round \(round), key \(key)")
+                }
+                #expect(map.checkInvariants())
+                for object in kept { map.noteDeparture(object) }
+                kept = []
+                #expect(map.liveObjects.isEmpty)
+            }
         }
     }
 }

@@ -1,3 +1,5 @@
+import CPageKernels
+
 /// A context's identity map: at most one object per ID, none of them retained.
 ///
 /// An open-addressed table (linear probing, a power-of-two number of slots) of its own rather
@@ -6,8 +8,15 @@
 /// empties its entry without hashing its ID or probing.
 ///
 /// Entries are not weak references: those gave every object a side table (an allocation, and
-/// slower retains and releases for its whole life). Instead an object empties its own entry as
-/// it deinitializes (`remove`), so every entry names a live object or none. Nor do entries hold
+/// slower retains and releases for its whole life). Instead a deinitializing object leaves its
+/// slot and address in a list (`noteDeparture`), and every other operation first empties the
+/// entries listed that still hold those addresses (`settleDepartures`), so no operation meets
+/// an entry naming a released object. Why a list: a large fetch's objects are released
+/// together, each entry then a miss in the CPU's caches, and a tight loop over the list lets
+/// those misses overlap where the deinitializers, each with its own work, made them wait one
+/// after the other (a quarter of a 150,000-object fetch went to the two misses of each object,
+/// its registration and its release). A table the caches hold has no list: its entries are
+/// emptied at once. Nor do entries hold
 /// the ID: each copy of an ID retains its entity, and a fetch registers every object it makes.
 /// An entry keeps the ID's hash bits, which tell most other IDs apart, and compares whole IDs
 /// through its object. An emptied entry matches no ID (a probe passes over it); registering an
@@ -46,6 +55,17 @@ struct IdentityMap {
     /// Used entries, emptied ones included (they await the next rebuild).
     private(set) var entryCount = 0
 
+    /// An object released since the last operation: its slot and its address, compared with
+    /// the entry's (the entry may have been given to another object since it registered).
+    private struct Departure {
+        let position: Int
+        let address: UnsafeMutableRawPointer
+    }
+    private var departures: [Departure] = []
+    /// Departures noted before they are settled by the deinitializer that notes the last: a
+    /// bound on the list's memory when a context releases many objects and is then left alone.
+    static let departuresKept = 4_096
+
     static let minimumCapacity = 16
     /// Past this many slots, `removeAll` starts again from the minimum instead of clearing.
     static let keptCapacity = 8_192
@@ -66,13 +86,19 @@ struct IdentityMap {
     }
 
     /// The object registered for `id`, if it is alive. O(1) expected.
-    subscript(id: ObjectID) -> ManagedObject? { find(id).found.map { slots[$0].object } ?? nil }
+    subscript(id: ObjectID) -> ManagedObject? {
+        mutating get {
+            settleDepartures()
+            return find(id).found.map { slots[$0].object } ?? nil
+        }
+    }
 
     /// The object registered for `id`, if it is alive, and the slot `register(_:at:)` fills
     /// for it: an object made for an ID not found is registered without a second probe.
     /// O(1) expected. Mutating though it changes nothing: called on a context's map, a
     /// non-mutating method was given a copy of the map (a retain and a release of its table).
     mutating func lookup(_ id: ObjectID) -> (object: ManagedObject?, slot: Slot) {
+        settleDepartures()
         let (found, free) = find(id)
         if let found { return (slots[found].object, Slot(position: found, moves: moves, hashBits: id.hashBits)) }
         return (nil, Slot(position: free, moves: moves, hashBits: id.hashBits))
@@ -80,6 +106,7 @@ struct IdentityMap {
 
     /// Makes `object` the one for its ID (replacing any other). O(1) amortized.
     mutating func register(_ object: ManagedObject) {
+        settleDepartures()
         if (entryCount + 1) * 4 > slots.count * 3 { rebuild(forMore: 1, fill: 3.0 / 8) }
         let id = object.objectID
         let (found, free) = find(id)
@@ -89,6 +116,8 @@ struct IdentityMap {
     /// `register(_:)` at `slot`, which `lookup` gave for the object's ID: probed again only
     /// when entries moved since (another registration, or the table must grow first).
     mutating func register(_ object: ManagedObject, at slot: Slot) {
+        // Departures settled since `lookup` only empty entries: its slot still holds.
+        settleDepartures()
         guard slot.moves == moves, (entryCount + 1) * 4 <= slots.count * 3 else { return register(object) }
         fill(slot.position, with: object, hashBits: slot.hashBits)
     }
@@ -111,23 +140,86 @@ struct IdentityMap {
     /// rebuild after its removal, or a newer object for the same ID may have taken the slot).
     /// O(1), no hashing.
     mutating func remove(_ object: ManagedObject) {
+        settleDepartures()
+        empty(object)
+    }
+
+    /// `remove(_:)` once departures are settled.
+    private mutating func empty(_ object: ManagedObject) {
         let position = object.identitySlot
         guard position >= 0, position < slots.count, slots[position].holds(object) else { return }
         slots[position].reference = nil
     }
 
+    /// Notes that `object`, registered or not, is deinitializing: its entry is emptied before
+    /// the next operation. O(1) amortized: the list is settled when it reaches
+    /// `departuresKept`, in a loop whose cache misses overlap.
+    mutating func noteDeparture(_ object: ManagedObject) {
+        let position = object.identitySlot
+        guard position >= 0 else { return }
+        // A table the CPU's caches hold: emptied at once, which costs less than a list.
+        guard outgrowsCaches || !departures.isEmpty else { return empty(object) }
+        departures.append(Departure(position: position, address: Unmanaged.passUnretained(object).toOpaque()))
+        if departures.count >= Self.departuresKept { settleDepartures() }
+    }
+
+    /// Empties the entries of the objects released since the last operation, where they still
+    /// hold them. Entries only hold addresses: a released object is never reached, and an
+    /// address reused by a newer object cannot be in the table before this runs.
+    @inline(__always)
+    private mutating func settleDepartures() {
+        if !departures.isEmpty { settleListedDepartures() }
+    }
+
+    @inline(never)
+    private mutating func settleListedDepartures() {
+        for departure in departures where departure.position < slots.count
+            && slots[departure.position].reference?.toOpaque() == departure.address {
+            slots[departure.position].reference = nil
+        }
+        departures.removeAll(keepingCapacity: departures.count <= 256)
+    }
+
+    /// Whether the table is larger than the CPU's caches hold (more than half a megabyte):
+    /// its entries are then misses, worth a list of departures and prefetches.
+    var outgrowsCaches: Bool { slots.count > cachedSlots }
+    static let cachedSlots = 1 << 15
+    /// `IdentityMap.cachedSlots`, or less for tests of the list with small tables.
+    private let cachedSlots: Int
+
+    init(cachedSlots: Int = IdentityMap.cachedSlots) {
+        self.cachedSlots = cachedSlots
+    }
+
+    /// Asks the CPU to bring the entry `id` would probe first into its caches, without waiting:
+    /// a fetch asks for the entries of the objects it makes a few rows ahead, so that their
+    /// misses overlap with its work on the rows between.
+    mutating func prefetch(_ id: ObjectID) {
+        let position = Int(truncatingIfNeeded: mixedHash(id.hashBits, seed: 0)) & mask
+        slots.withUnsafeBufferPointer { entries in
+            if let base = entries.baseAddress { arbor_prefetch_for_write(base + position, MemoryLayout<Entry>.size) }
+        }
+    }
+
     /// The live objects, retained: a loop over them may release objects (their prefetched
     /// relatives), which then leave the map while it is being walked.
-    var liveObjects: [ManagedObject] { slots.compactMap(\.object) }
+    var liveObjects: [ManagedObject] {
+        mutating get {
+            settleDepartures()
+            return slots.compactMap(\.object)
+        }
+    }
 
     /// Makes room for `count` more objects (a fetch would otherwise rebuild at every doubling).
     mutating func reserveCapacity(forMore count: Int) {
+        settleDepartures()
         if (entryCount + count) * 4 > slots.count * 3 { rebuild(forMore: count, fill: 3.0 / 4) }
     }
 
     /// Forgets every object. A context reset between fetches refills the map to about the same
     /// size: a modest table is kept, sparing it a rebuild at every doubling.
     mutating func removeAll() {
+        departures.removeAll()
         if slots.count <= Self.keptCapacity {
             for position in slots.indices { slots[position] = .vacant }
         } else {
@@ -161,7 +253,12 @@ struct IdentityMap {
         let live = slots.filter { $0.reference != nil }
         var capacity = Self.minimumCapacity
         while Double(live.count + more) > Double(capacity) * fill { capacity *= 2 }
-        slots = [Entry](repeating: .vacant, count: capacity)
+        if capacity == slots.count {
+            // The same size: cleared in place, sparing a large table's pages a fresh fault each.
+            for position in slots.indices { slots[position] = .vacant }
+        } else {
+            slots = [Entry](repeating: .vacant, count: capacity)
+        }
         entryCount = live.count
         moves &+= 1
         for var entry in live {
@@ -176,8 +273,14 @@ struct IdentityMap {
 
     /// Checks that every live entry is the one its ID's probe finds and is remembered by its
     /// object, that its hash bits are its object's, and that `entryCount` counts the used
-    /// entries (tests).
+    /// entries (tests), once the departures noted are settled (in a copy).
     func checkInvariants() -> Bool {
+        var settled = self
+        settled.settleDepartures()
+        return settled.checkSettledInvariants()
+    }
+
+    private func checkSettledInvariants() -> Bool {
         var counted = 0
         for (position, entry) in slots.enumerated() where entry.isUsed {
             counted += 1

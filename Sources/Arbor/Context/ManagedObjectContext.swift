@@ -212,8 +212,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         unmarkChanged(object)
     }
 
-    /// Empties a deinitializing object's identity-map entry.
-    func forget(_ object: ManagedObject) { registered.remove(object) }
+    /// Empties a deinitializing object's identity-map entry (before the map's next use).
+    func forget(_ object: ManagedObject) { registered.noteDeparture(object) }
 
     /// The registered objects, retained (see `IdentityMap.liveObjects`).
     var liveRegisteredObjects: [ManagedObject] { registered.liveObjects }

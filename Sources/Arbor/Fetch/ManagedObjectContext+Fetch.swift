@@ -28,6 +28,9 @@ extension ManagedObjectContext {
         return FetchResults(objects: try fetchObjects(request, as: type), context: self)
     }
 
+    /// How many rows ahead a fetch asks for the identity map's entries (`IdentityMap.prefetch`).
+    static let identityPrefetchDistance = 8
+
     /// Every object of `request` at once.
     func fetchObjects(_ request: FetchRequest) throws -> [ManagedObject] {
         try fetchObjects(request, as: ManagedObject.self)
@@ -41,6 +44,7 @@ extension ManagedObjectContext {
         let fill = request.includesPropertyValues && (!request.returnsObjectsAsFaults || !request.relationshipKeyPathsForPrefetching.isEmpty)
         // Room for every object up front: the identity map would otherwise rehash as it grows.
         registered.reserveCapacity(forMore: entries.count)
+        let prefetching = registered.outgrowsCaches
         // Rows come store by store: the store of the previous entry is looked up once (known
         // by the ID's store bits: its UUID would be made for every entry to be compared).
         // A loop, not `map`: a variable captured by the closure costs a run-time exclusivity
@@ -51,6 +55,10 @@ extension ManagedObjectContext {
         // By index, each row moved out of its entry: a copy of the entry would retain the
         // parts of its ID and row, and release them again.
         for index in entries.indices {
+            // The entries of a table larger than the caches are misses: each asked for ahead.
+            if prefetching, index &+ Self.identityPrefetchDistance < entries.endIndex {
+                registered.prefetch(entries[index &+ Self.identityPrefetchDistance].id)
+            }
             let object = self.object(with: entries[index].id)
             if object.isFaultState, !object.hasCommittedValues {
                 if fill, parent != nil {

@@ -1,8 +1,9 @@
 // Loops over a page's bytes in AVX2, for the CPUs that have it: the checksum's accumulation
 // (see XXH3.swift) and the check of a compact leaf's cells (see Page+Validation.swift). The
 // package builds for baseline x86-64, so each function is compiled for AVX2 alone and the
-// Swift side calls it only when arbor_cpu_has_avx2() says it can run. And a prefetch of a
-// page's bytes, which Swift cannot ask for (Page+SearchPrefixes.swift).
+// Swift side calls it only when arbor_cpu_has_avx2() says it can run. And prefetches, which
+// Swift cannot ask for: of a page's bytes (Page+SearchPrefixes.swift) and of an identity map's
+// entry (IdentityMap.swift).
 #ifndef CPAGEKERNELS_H
 #define CPAGEKERNELS_H
 
@@ -44,6 +45,14 @@ static inline void arbor_prefetch(const void *bytes, size_t length) {
         __builtin_prefetch(start + offset + 448, 0, 3);
     }
     for (; offset < length; offset += 64) __builtin_prefetch(start + offset, 0, 3);
+}
+
+/// Asks the CPU to bring the `length` bytes at `bytes` (at most a few lines) into its caches
+/// for writing, without waiting (an identity map's entry about to be filled).
+static inline void arbor_prefetch_for_write(const void *bytes, size_t length) {
+    const char *start = (const char *)bytes;
+    __builtin_prefetch(start, 1, 3);
+    if (length > 0) __builtin_prefetch(start + length - 1, 1, 3);
 }
 
 #endif
