@@ -22,6 +22,13 @@ struct ArborNamesSide {
         return try ManagedObjectModel(entities: [EntityDescription("Place", attributes: [AttributeDescription("name", .string)], indexes: text)])
     }
 
+    /// A store `search` left behind, opened as it is.
+    init(existing path: String, indexes: Indexes) throws {
+        self.path = path
+        container = try PersistentContainer(name: "names", model: try Self.model(indexes), url: URL(fileURLWithPath: path))
+        importSeconds = 0
+    }
+
     init(path: String, names: [String], indexes: Indexes) throws {
         for file in [path, path + "-lock"] { try? FileManager.default.removeItem(atPath: file) }
         self.path = path
@@ -74,6 +81,15 @@ struct SQLiteNamesSide {
     let pool: DatabasePool
     let path: String
     let importSeconds: Double
+
+    /// A file `search` left behind, opened as it is.
+    init(existing path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -65536") }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        importSeconds = 0
+    }
 
     init(path: String, names: [String], fts: Bool) throws {
         for file in [path, path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
