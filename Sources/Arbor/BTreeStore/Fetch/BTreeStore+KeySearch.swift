@@ -11,9 +11,14 @@ extension BTreeStore {
                    _ body: (_ key: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Bool) throws {
         let cursor = try tx.tree(tree).makeCursor()
         var previous: Int64?
+        // One buffer for every key's encoding: an array a key was an allocation a row.
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(16)
         for key in keys where key != previous {
             previous = key
-            let keepGoing = try self.keys.rowKey(key).withUnsafeBytes { encoded in
+            encoded.removeAll(keepingCapacity: true)
+            self.keys.appendRowKey(key, to: &encoded)
+            let keepGoing = try encoded.withUnsafeBytes { encoded in
                 try cursor.withValue(forKey: encoded) { try body(key, $0) }
             }
             if keepGoing == false { return }
