@@ -146,6 +146,8 @@ final class EntityInfo: Sendable {
     /// property has a slot (and an observation key) of its own.
     var transientBase: Int { columnCount + toManyCount }
     let propertiesByName: [String: Property]
+    /// Every property with its name when the entity has at most eight (`property(named:)`).
+    private let fewProperties: [(name: String, property: Property)]?
     /// Indexes maintained for rows of this entity (declared here or inherited, plus foreign keys).
     let indexes: [Index]
     let rowTree: String
@@ -217,6 +219,7 @@ final class EntityInfo: Sendable {
         for (index, relationship) in relationships.enumerated() { byName[relationship.description.name] = .relationship(index) }
         for (index, attribute) in transientAttributes.enumerated() { byName[attribute.description.name] = .transient(index) }
         self.propertiesByName = byName
+        self.fewProperties = byName.count <= 8 ? byName.map { (name: $0.key, property: $0.value) } : nil
         self.indexes = indexes
         self.rowTree = StoreLayout.rowTree(root: rootName)
         self.rootHash = rootName.hashValue
@@ -238,6 +241,16 @@ final class EntityInfo: Sendable {
             if case .attribute(let attribute) = slot { return attribute.slot }
             return -1
         }
+    }
+
+    /// The property named `name`, if any. O(1): with at most eight properties, the names are
+    /// compared (most are small strings, compared as two words), which costs less than hashing
+    /// the key (a `value(forKey:)` a row); else a dictionary lookup.
+    @inline(__always)
+    func property(named name: String) -> Property? {
+        guard let fewProperties else { return propertiesByName[name] }
+        for entry in fewProperties where entry.name == name { return entry.property }
+        return nil
     }
 
     func attribute(named name: String) -> Attribute? {

@@ -8,7 +8,7 @@ extension ManagedObject {
     /// relationship, a `[ManagedObject]` for a to-many. Reading a fault loads it; a failure to
     /// load reads as nil and is recorded in the context's `lastFaultError`. Unknown keys read as nil.
     public func value(forKey key: String) -> Any? {
-        guard let context = managedObjectContext, let property = info.propertiesByName[key] else { return nil }
+        guard let context = managedObjectContext, let property = info.property(named: key) else { return nil }
         switch property {
         case .attribute(let index):
             observeRead(info.attributes[index].slot)
@@ -33,7 +33,7 @@ extension ManagedObject {
     /// and makes the next `save()` fail with a validation error naming it (Core Data would trap).
     public func setValue(_ value: Any?, forKey key: String) {
         guard let context = managedObjectContext else { return }
-        guard let property = info.propertiesByName[key] else {
+        guard let property = info.property(named: key) else {
             context.pendingFailures.append(ValidationFailure(objectID: objectID, entity: info.name, key: key,
                                                              kind: .invalidValue("no such property")))
             return
