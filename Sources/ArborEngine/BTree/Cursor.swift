@@ -425,7 +425,8 @@ public final class Cursor {
     /// whether it did. The leaf is read in the path, not copied out of it (a retain and a release).
     private static func position(_ slot: inout (ref: NodeRef, index: Int), inLeafSpanning key: UnsafeRawBufferPointer, target: UInt64) -> Bool {
         guard slot.ref.count > 0, leaf(slot.ref, spans: key, target: target) else { return false }
-        slot.index = slot.ref.lowerBound(key)
+        // The leaf the cursor searched last: its bytes are in the CPU's caches, not worth asking for.
+        slot.index = slot.ref.lowerBound(key, prefetching: false)
         return true
     }
 

@@ -48,9 +48,9 @@ enum NodeRef {
     }
 
     /// First leaf index whose key is >= `key`.
-    func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
+    func lowerBound(_ key: UnsafeRawBufferPointer, prefetching: Bool = true) -> Int {
         switch self {
-        case .page(let page): return page.lowerBound(key)
+        case .page(let page): return page.lowerBound(key, prefetching: prefetching)
         case .node(let node): return node.keys.lowerBound(key)
         }
     }

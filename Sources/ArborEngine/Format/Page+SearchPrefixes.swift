@@ -30,7 +30,9 @@ import CPageKernels
 /// index once per candidate reaches leaves no earlier query touched), and a bisection's loads
 /// wait for memory one after the other: a slot, then its key, eight times. Fetched together,
 /// the lines arrive in about the time of one. The compound SUBQUERY of `arbor-bench transit`
-/// took 8 to 11% less time for it (two sets of six alternating runs of 2,000 queries).
+/// took 8 to 11% less time for it (two sets of six alternating runs of 2,000 queries). A
+/// cursor searching again the leaf it searched last (keys sought in ascending order) does not
+/// ask: the page is in the caches, and its 64 prefetches cost more than the search.
 extension Page {
     /// The largest page whose search prefetches it whole (128 prefetches).
     static let prefetchedPageLimit = 8192
@@ -83,9 +85,9 @@ extension Page {
     /// and one of the keys is longer than eight bytes. Two keys of at most eight bytes with
     /// equal padded prefixes differ only in zero bytes past the shorter one's end, so the
     /// shorter one is first.
-    func compactLeafLowerBound(_ key: UnsafeRawBufferPointer) -> Int {
+    func compactLeafLowerBound(_ key: UnsafeRawBufferPointer, prefetching: Bool = true) -> Int {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
-        if size <= Self.prefetchedPageLimit { arbor_prefetch(base, size) }
+        if prefetching, size <= Self.prefetchedPageLimit { arbor_prefetch(base, size) }
         let target = Self.searchPrefix(key)
         let count = self.count
         if let ends = leafKeyPrefixes, let guess = InterpolationSearch.guess(target, first: ends.first, last: ends.last, count: count) {

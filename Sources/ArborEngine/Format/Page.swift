@@ -205,8 +205,8 @@ final class Page: @unchecked Sendable {
     }
 
     /// Index of the first leaf key >= `key` (may be `count`).
-    func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
-        if compactCells, level == 0 { return compactLeafLowerBound(key) }
+    func lowerBound(_ key: UnsafeRawBufferPointer, prefetching: Bool = true) -> Int {
+        if compactCells, level == 0 { return compactLeafLowerBound(key, prefetching: prefetching) }
         var low = 0, high = count
         while low < high {
             let mid = (low + high) >> 1
