@@ -8,7 +8,15 @@ extension ManagedObject {
     /// relationship, a `[ManagedObject]` for a to-many. Reading a fault loads it; a failure to
     /// load reads as nil and is recorded in the context's `lastFaultError`. Unknown keys read as nil.
     public func value(forKey key: String) -> Any? {
-        guard let context = managedObjectContext, let property = info.property(named: key) else { return nil }
+        let property = info.property(named: key)
+        // The common case, as an `@Attribute` read has it: a loaded, unchanged object read
+        // without its context (the load of a weak reference, a retain and a release).
+        if case .attribute(let index)? = property, let link = contextLink, link.isAlive {
+            let slot = info.attributes[index].slot
+            observeRead(slot)
+            if let value = storedAttribute(slot) { return value.anyValue }
+        }
+        guard let context = managedObjectContext, let property else { return nil }
         switch property {
         case .attribute(let index):
             observeRead(info.attributes[index].slot)
