@@ -177,7 +177,7 @@ struct IdentityMap {
             && slots[departure.position].reference?.toOpaque() == departure.address {
             slots[departure.position].reference = nil
         }
-        departures.removeAll(keepingCapacity: departures.count <= 256)
+        departures.removeAll(keepingCapacity: true)  // at most `departuresKept` entries (64 KiB)
     }
 
     /// Whether the table is larger than the CPU's caches hold (more than half a megabyte):
