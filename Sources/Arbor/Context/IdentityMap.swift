@@ -191,11 +191,13 @@ struct IdentityMap {
         self.cachedSlots = cachedSlots
     }
 
-    /// Asks the CPU to bring the entry `id` would probe first into its caches, without waiting:
+    /// Asks the CPU to bring the entry an ID whose hash bits are `hashBits` (`ObjectID.hashBits`)
+    /// would probe first into its caches, without waiting (taking the bits, not the ID, spares
+    /// a copy of the ID, which retains its entity):
     /// a fetch asks for the entries of the objects it makes a few rows ahead, so that their
     /// misses overlap with its work on the rows between.
-    mutating func prefetch(_ id: ObjectID) {
-        let position = Int(truncatingIfNeeded: mixedHash(id.hashBits, seed: 0)) & mask
+    mutating func prefetch(hashBits: UInt64) {
+        let position = Int(truncatingIfNeeded: mixedHash(hashBits, seed: 0)) & mask
         slots.withUnsafeBufferPointer { entries in
             if let base = entries.baseAddress { arbor_prefetch_for_write(base + position, MemoryLayout<Entry>.size) }
         }

@@ -57,7 +57,7 @@ extension ManagedObjectContext {
         for index in entries.indices {
             // The entries of a table larger than the caches are misses: each asked for ahead.
             if prefetching, index &+ Self.identityPrefetchDistance < entries.endIndex {
-                registered.prefetch(entries[index &+ Self.identityPrefetchDistance].id)
+                registered.prefetch(hashBits: entries[index &+ Self.identityPrefetchDistance].id.hashBits)
             }
             let object = self.object(with: entries[index].id)
             if object.isFaultState, !object.hasCommittedValues {
