@@ -182,20 +182,19 @@ struct IdentityMap {
 
     /// Whether the table is larger than the CPU's caches hold (more than half a megabyte):
     /// its entries are then misses, worth a list of departures and prefetches.
-    var outgrowsCaches: Bool { slots.count > cachedSlots }
+    var outgrowsCaches: Bool { slots.count > cachedSlotLimit }
     static let cachedSlots = 1 << 15
     /// `IdentityMap.cachedSlots`, or less for tests of the list with small tables.
-    private let cachedSlots: Int
+    private let cachedSlotLimit: Int
 
     init(cachedSlots: Int = IdentityMap.cachedSlots) {
-        self.cachedSlots = cachedSlots
+        cachedSlotLimit = cachedSlots
     }
 
-    /// Asks the CPU to bring the entry an ID whose hash bits are `hashBits` (`ObjectID.hashBits`)
-    /// would probe first into its caches, without waiting (taking the bits, not the ID, spares
-    /// a copy of the ID, which retains its entity):
-    /// a fetch asks for the entries of the objects it makes a few rows ahead, so that their
-    /// misses overlap with its work on the rows between.
+    /// Asks the CPU to bring into its caches, without waiting, the entry that an ID whose hash
+    /// bits are `hashBits` (`ObjectID.hashBits`) probes first: a fetch asks for the entries of
+    /// the objects it makes a few rows ahead, so that their misses overlap with its work on the
+    /// rows between. It takes the bits, not the ID: a copy of an ID retains its entity.
     mutating func prefetch(hashBits: UInt64) {
         let position = Int(truncatingIfNeeded: mixedHash(hashBits, seed: 0)) & mask
         slots.withUnsafeBufferPointer { entries in
