@@ -62,8 +62,8 @@ struct IdentityMap {
         let address: UnsafeMutableRawPointer
     }
     private var departures: [Departure] = []
-    /// Departures noted before they are settled by the deinitializer that notes the last: a
-    /// bound on the list's memory when a context releases many objects and is then left alone.
+    /// At this many departures the deinitializer noting the last settles the list: a bound on
+    /// its memory when a context releases many objects and is then left alone.
     static let departuresKept = 4_096
 
     static let minimumCapacity = 16
@@ -222,12 +222,17 @@ struct IdentityMap {
     mutating func removeAll() {
         departures.removeAll()
         if slots.count <= Self.keptCapacity {
-            for position in slots.indices { slots[position] = .vacant }
+            vacateAll()
         } else {
             slots = [Entry](repeating: .vacant, count: Self.minimumCapacity)
         }
         entryCount = 0
         moves &+= 1
+    }
+
+    /// Makes every slot vacant, keeping the table's storage.
+    private mutating func vacateAll() {
+        for position in slots.indices { slots[position] = .vacant }
     }
 
     /// The slot holding `id`'s object (nil if none), and the slot a new entry for it would take:
@@ -255,8 +260,7 @@ struct IdentityMap {
         var capacity = Self.minimumCapacity
         while Double(live.count + more) > Double(capacity) * fill { capacity *= 2 }
         if capacity == slots.count {
-            // The same size: cleared in place, sparing a large table's pages a fresh fault each.
-            for position in slots.indices { slots[position] = .vacant }
+            vacateAll()  // the same size: cleared in place, sparing a large table's pages a fresh fault each
         } else {
             slots = [Entry](repeating: .vacant, count: capacity)
         }

@@ -146,7 +146,7 @@ final class EntityInfo: Sendable {
     /// property has a slot (and an observation key) of its own.
     var transientBase: Int { columnCount + toManyCount }
     let propertiesByName: [String: Property]
-    /// Every property with its name when the entity has at most eight (`property(named:)`).
+    /// Every property with its name when the entity has at most `fewPropertiesLimit` (`property(named:)`).
     private let fewProperties: [(name: String, property: Property)]?
     /// Indexes maintained for rows of this entity (declared here or inherited, plus foreign keys).
     let indexes: [Index]
@@ -219,7 +219,7 @@ final class EntityInfo: Sendable {
         for (index, relationship) in relationships.enumerated() { byName[relationship.description.name] = .relationship(index) }
         for (index, attribute) in transientAttributes.enumerated() { byName[attribute.description.name] = .transient(index) }
         self.propertiesByName = byName
-        self.fewProperties = byName.count <= 8 ? byName.map { (name: $0.key, property: $0.value) } : nil
+        self.fewProperties = byName.count <= Self.fewPropertiesLimit ? byName.map { (name: $0.key, property: $0.value) } : nil
         self.indexes = indexes
         self.rowTree = StoreLayout.rowTree(root: rootName)
         self.rootHash = rootName.hashValue
@@ -243,9 +243,10 @@ final class EntityInfo: Sendable {
         }
     }
 
-    /// The property named `name`, if any. O(1): with at most eight properties, the names are
-    /// compared (most are small strings, compared as two words), which costs less than hashing
-    /// the key (a `value(forKey:)` a row); else a dictionary lookup.
+    /// The property named `name`, if any. O(1): with at most `fewPropertiesLimit`
+    /// properties, the names are compared (most are small strings, compared as two words),
+    /// which costs less than hashing the key (a `value(forKey:)` a row); else a dictionary
+    /// lookup. Names are unique within an entity.
     @inline(__always)
     func property(named name: String) -> Property? {
         guard let fewProperties else { return propertiesByName[name] }
@@ -253,22 +254,20 @@ final class EntityInfo: Sendable {
         return nil
     }
 
+    static let fewPropertiesLimit = 16
+
     func attribute(named name: String) -> Attribute? {
-        // Few attributes: comparing names (most are small strings, compared as two words)
-        // costs less than hashing the key. Names are unique within an entity.
-        if attributes.count <= 8 {
-            for attribute in attributes where attribute.description.name == name { return attribute }
-            return nil
-        }
-        if case .attribute(let index) = propertiesByName[name] { return attributes[index] }
+        if case .attribute(let index)? = property(named: name) { return attributes[index] }
         return nil
     }
 
     /// The stored or transient attribute `name`: what the object's own accessors may read.
     func anyAttribute(named name: String) -> Attribute? {
-        if let attribute = attribute(named: name) { return attribute }
-        if case .transient(let index) = propertiesByName[name] { return transientAttributes[index] }
-        return nil
+        switch property(named: name) {
+        case .attribute(let index)?: return attributes[index]
+        case .transient(let index)?: return transientAttributes[index]
+        default: return nil
+        }
     }
 
     /// The stored or transient attribute at `slot`, if the slot is one.
@@ -284,11 +283,7 @@ final class EntityInfo: Sendable {
     }
 
     func relationship(named name: String) -> Relationship? {
-        if relationships.count <= 8 {  // as for attributes: comparing beats hashing
-            for relationship in relationships where relationship.description.name == name { return relationship }
-            return nil
-        }
-        if case .relationship(let index) = propertiesByName[name] { return relationships[index] }
+        if case .relationship(let index)? = property(named: name) { return relationships[index] }
         return nil
     }
 

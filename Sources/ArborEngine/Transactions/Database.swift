@@ -248,6 +248,10 @@ public final class Database: Sendable {
     /// for the same root page, or one built now when this tree version has been asked for
     /// often enough; nil otherwise. Only a build reads from the file: the branch pages not in
     /// memory, as many as the lookups made so far allow.
+    /// About how many lookups cost what one page read does: a leaf directory's build may read
+    /// one branch page for each this many lookups made in its tree version.
+    static let lookupsPerPageRead = 8
+
     func leafDirectory(for info: TreeInfo, in transaction: Transaction) throws -> LeafDirectory? {
         guard info.depth >= 3, case .page(let root)? = try transaction.nodeInMemory(info.root, level: info.depth - 1) else { return nil }
         let stamp = root.txid
@@ -266,7 +270,7 @@ public final class Database: Sendable {
         // more branches than its own descents do; a semi-join's thousands of lookups get the
         // directory in their first query.
         let lookups = requests * Transaction.leafDirectoryThreshold
-        let mostReads = 2 * budget / pageSize, reads = min(lookups / 8, mostReads)
+        let mostReads = 2 * budget / pageSize, reads = min(lookups / Self.lookupsPerPageRead, mostReads)
         let missing = try LeafDirectory.branchesNotInMemory(under: root, transaction, upTo: mostReads)
         if missing > reads {
             leafDirectories.withLock { directories in
@@ -274,7 +278,7 @@ public final class Database: Sendable {
                     directories.noteFailure(root: info.root, rootTransaction: stamp)
                 } else {
                     directories.noteShortOfReads(root: info.root, rootTransaction: stamp,
-                                                 until: (missing * 8 + Transaction.leafDirectoryThreshold - 1) / Transaction.leafDirectoryThreshold)
+                                                 until: (missing * Self.lookupsPerPageRead + Transaction.leafDirectoryThreshold - 1) / Transaction.leafDirectoryThreshold)
                 }
             }
             return nil

@@ -11,7 +11,7 @@ extension BTreeStore {
                    _ body: (_ key: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Bool) throws {
         let cursor = try tx.tree(tree).makeCursor()
         var previous: Int64?
-        // One buffer for every key's encoding: an array a key was an allocation a row.
+        // One buffer for every key's encoding (an array per key is an allocation per row).
         var encoded: [UInt8] = []
         encoded.reserveCapacity(16)
         for key in keys where key != previous {

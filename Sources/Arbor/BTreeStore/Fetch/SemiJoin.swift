@@ -151,8 +151,11 @@ struct OwnerMembers {
         guard !walk.elsewhere.isEmpty else { return false }
         // Point lookups, which find their leaf through the row tree's leaf directory when it
         // has one (one search, where a descent searches each branch level).
+        var key: [UInt8] = []  // one buffer for every member's key
         for (member, code) in walk.elsewhere {
-            guard let verdict = try rowTree.withValue(store.keys.rowKey(member), { try filter.matches($0) }) else { continue }
+            key.removeAll(keepingCapacity: true)
+            store.keys.appendRowKey(member, to: &key)
+            guard let verdict = try rowTree.withValue(key, { try filter.matches($0) }) else { continue }
             walk.read += 1
             if try verdict ?? meetsWhole(member, code: code) { return true }
         }
