@@ -118,6 +118,65 @@ struct RowColumnsTests {
         #expect(rejected > 2_000 && accepted > 2_000)
     }
 
+    @Test("the column check ends each column where a reading of it ends, and refuses what a reading refuses")
+    func columnEndMatchesReading() {
+        var rng = SplitMix64(seed: 0xC0_1E4D)
+        let tags: [UInt8] = Array(0...15) + [0x3F, 0x40, 0x7F, 0x80, 0x95, 0xBF, 0xC0, 0xFF]
+        let interesting: [UInt8] = [0x00, 0x01, 0x7F, 0x80, 0x81, 0xBF, 0xC2, 0xE0, 0xED, 0xF4, 0xFF]
+        var ended = 0, refused = 0
+        for round in 0..<100_000 {
+            // A tag, then a payload of random length: long varints (all high bits), lengths
+            // past the end, bytes that are not UTF-8, near the end of the area or far from it.
+            var bytes = [tags[Int(rng.next() % UInt64(tags.count))]]
+            let payload = Int(rng.next() % (round % 3 == 0 ? 24 : 12))
+            for _ in 0..<payload {
+                switch rng.next() % 4 {
+                case 0: bytes.append(0xFF)
+                case 1: bytes.append(interesting[Int(rng.next() % UInt64(interesting.count))])
+                case 2: bytes.append(UInt8(rng.next() % 0x80))
+                default: bytes.append(UInt8(truncatingIfNeeded: rng.next()))
+                }
+            }
+            let start = Int(rng.next() % 3)
+            bytes = [UInt8](repeating: 0x40, count: start) + bytes
+            let expected: Int? = bytes.withUnsafeBytes { area in
+                var reader = ByteReader(bytes: area)
+                for _ in 0..<start { _ = try? reader.byte() }
+                guard (try? Self.referenceCheck(&reader)) == true else { return nil }
+                return reader.offset
+            }
+            let actual = bytes.withUnsafeBytes { area in area.baseAddress.flatMap { RowCodec.columnEnd($0, at: start, count: area.count) } }
+            #expect(actual == expected, "\(bytes) from \(start)")
+            if expected == nil { refused += 1 } else { ended += 1 }
+        }
+        #expect(ended > 20_000 && refused > 20_000)
+    }
+
+    /// What reading a column checks, written plainly with a `ByteReader` (as the column check
+    /// was before it walked a pointer): true when `column(_:format:)` would decode the column.
+    static func referenceCheck(_ reader: inout ByteReader) throws -> Bool {
+        let raw = try reader.byte()
+        if raw >= RowCodec.smallIntBase {
+            if raw < RowCodec.codedReferenceBase { return true }
+            if raw < RowCodec.codedReferenceBase + RowCodec.inlineLimit { return try reader.varint() <= UInt64(Int64.max) }
+        }
+        guard let tag = RowCodec.Tag(rawValue: raw) else { return false }
+        switch tag {
+        case .null, .boolFalse, .boolTrue: return true
+        case .int: _ = try reader.varint()
+        case .nonNegativeInt: return try reader.varint() <= UInt64(Int64.max)
+        case .wholeSecondsDate: return RowCodec.unzigzag(try reader.varint()).magnitude < RowCodec.wholeSecondsLimit.magnitude
+        case .double, .date: _ = try reader.bytes(8)
+        case .float: _ = try reader.bytes(4)
+        case .uuid: _ = try reader.bytes(16)
+        case .data: _ = try reader.lengthPrefixed()
+        case .string: return UTF8Check.isValid(try reader.lengthPrefixed())
+        case .url, .decimal: return false
+        case .reference: return try reader.varint() <= UInt64(UInt16.max) && (try? reader.varint()) != nil
+        }
+        return true
+    }
+
     @Test("the UTF-8 check accepts exactly what Swift's validating decoder accepts")
     func utf8CheckMatchesSwift() {
         var rng = SplitMix64(seed: 0x0708)

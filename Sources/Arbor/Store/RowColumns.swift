@@ -129,25 +129,28 @@ extension RowCodec {
     static func encodedColumns(_ reader: ByteReader, arena: RowArena? = nil) -> RowColumns? {
         let area = UnsafeRawBufferPointer(rebasing: reader.bytes[reader.offset...])
         guard area.count <= RowColumns.maxEncodedBytes else { return nil }
+        guard let base = area.baseAddress else { return keep(area, offsets: UnsafeBufferPointer(start: nil, count: 0), arena: arena) }
+        let end = area.count
         // Offsets of up to 64 columns on the stack; a wider row is walked twice.
         return withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 64) { offsets -> RowColumns? in
-            var checker = ByteReader(bytes: area)
-            var count = 0
-            while !checker.isAtEnd {
-                if count < offsets.count { offsets[count] = UInt16(truncatingIfNeeded: checker.offset) }
-                guard (try? checkColumn(&checker)) == true else { return nil }
+            var offset = 0, count = 0
+            while offset < end {
+                if count < offsets.count { offsets[count] = UInt16(truncatingIfNeeded: offset) }
+                guard let next = columnEnd(base, at: offset, count: end) else { return nil }
+                offset = next
                 count += 1
             }
             if count <= offsets.count {
                 return keep(area, offsets: UnsafeBufferPointer(rebasing: offsets[..<count]), arena: arena)
             }
             let starts = [UInt16](unsafeUninitializedCapacity: count) { buffer, initialized in
-                var walker = ByteReader(bytes: area)
-                // Checked above: skipping cannot fail.
-                repeat {
-                    buffer[initialized] = UInt16(truncatingIfNeeded: walker.offset)
+                // Checked above: every column ends within the area.
+                var offset = 0
+                while initialized < count, let next = columnEnd(base, at: offset, count: end) {
+                    buffer[initialized] = UInt16(truncatingIfNeeded: offset)
                     initialized += 1
-                } while initialized < count && (try? skipColumn(&walker)) != nil
+                    offset = next
+                }
             }
             return starts.withUnsafeBufferPointer { keep(area, offsets: $0, arena: arena) }
         }
@@ -163,85 +166,6 @@ extension RowCodec {
     /// Whether `tag` starts a reference column.
     static func isReferenceTag(_ tag: UInt8) -> Bool {
         tag == Tag.reference.rawValue || (tag >= codedReferenceBase && tag < codedReferenceBase + inlineLimit)
-    }
-
-    /// Moves past one column, checking it as `column(_:format:)` checks it while decoding,
-    /// without building its value: true when it would decode; false for a URL or decimal
-    /// column (which only parsing checks).
-    /// - Throws: `ByteReader.Failure` where `column` would throw.
-    @inline(__always)
-    static func checkColumn(_ reader: inout ByteReader) throws -> Bool {
-        let raw = try reader.byte()
-        if raw >= smallIntBase {
-            if raw < codedReferenceBase { return true }
-            if raw < codedReferenceBase + inlineLimit { return try reader.varint() <= UInt64(Int64.max) }
-        }
-        guard let tag = Tag(rawValue: raw) else { return false }
-        switch tag {
-        case .null, .boolFalse, .boolTrue: return true
-        case .int: _ = try reader.varint()
-        case .nonNegativeInt: return try reader.varint() <= UInt64(Int64.max)
-        case .wholeSecondsDate: return unzigzag(try reader.varint()).magnitude < wholeSecondsLimit.magnitude
-        case .double, .date: _ = try reader.bytes(8)
-        case .float: _ = try reader.bytes(4)
-        case .uuid: _ = try reader.bytes(16)
-        case .data: _ = try reader.lengthPrefixed()
-        case .string: return UTF8Check.isValid(try reader.lengthPrefixed())
-        case .url, .decimal: return false
-        case .reference: return try reader.varint() <= UInt64(UInt16.max) && (try? reader.varint()) != nil
-        }
-        return true
-    }
-}
-
-/// UTF-8 well-formedness as the Unicode standard defines it (table 3-7): no overlong forms,
-/// no surrogates, nothing above U+10FFFF — what `String(decoding:as:)` keeps unrepaired.
-enum UTF8Check {
-    static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let count = bytes.count
-        var index = 0
-        let highBitsMask: UInt64 = 0x8080_8080_8080_8080
-        while index < count {
-            // ASCII eight bytes at a time, also between the accented letters of a name: a word
-            // with a high bit moves on to its first such byte.
-            let remaining = count - index
-            if remaining >= 8 {
-                let highBits = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) & highBitsMask
-                if highBits == 0 {
-                    index += 8
-                    continue
-                }
-                index += highBits.trailingZeroBitCount >> 3
-            } else if count >= 8 {
-                // The last few bytes: the end of the string's last word, shifted past the
-                // bytes before them (checked already).
-                let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
-                let highBits = (word >> UInt64((8 - remaining) * 8)) & highBitsMask
-                if highBits == 0 { return true }
-                index += highBits.trailingZeroBitCount >> 3
-            } else if bytes[index] < 0x80 {  // a string shorter than a word
-                index += 1
-                continue
-            }
-            let lead = bytes[index]  // not ASCII
-            let length: Int, low: UInt8, high: UInt8
-            switch lead {
-            case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
-            case 0xE0: (length, low, high) = (3, 0xA0, 0xBF)
-            case 0xED: (length, low, high) = (3, 0x80, 0x9F)
-            case 0xE1...0xEF: (length, low, high) = (3, 0x80, 0xBF)
-            case 0xF0: (length, low, high) = (4, 0x90, 0xBF)
-            case 0xF1...0xF3: (length, low, high) = (4, 0x80, 0xBF)
-            case 0xF4: (length, low, high) = (4, 0x80, 0x8F)
-            default: return false
-            }
-            guard count - index >= length else { return false }
-            let second = bytes[index + 1]
-            guard second >= low, second <= high else { return false }
-            for continuation in (index + 2)..<(index + length) where bytes[continuation] & 0xC0 != 0x80 { return false }
-            index += length
-        }
-        return true
     }
 }
 
