@@ -5,6 +5,9 @@ struct ChangeSet: ExpressibleByDictionaryLiteral {
     /// How many slots hold a change.
     private(set) var count = 0
 
+    /// No changes: what every object starts with (no loop over a literal's elements).
+    init() {}
+
     init(dictionaryLiteral elements: (Int, PropertyValue)...) {
         for (slot, value) in elements { self[slot] = value }
     }

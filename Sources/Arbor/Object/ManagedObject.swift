@@ -125,7 +125,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) private var storedEncoded: Unmanaged<EncodedRows>?
     @exclusivity(unchecked) private var storedEncodedRow = 0
     var committedVersion: UInt64?
-    @exclusivity(unchecked) var changes: ChangeSet = [:]
+    @exclusivity(unchecked) var changes = ChangeSet()
     /// Whether the object is in its context's `changed` map (kept by the context's
     /// `markChanged`/`unmarkChanged`/`clearChanged`, so a property write skips the map).
     var isMarkedChanged = false
