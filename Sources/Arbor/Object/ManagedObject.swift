@@ -154,7 +154,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     deinit {
         if let retention = extras?.cacheRetention { retention.cache.release(retention.key) }
-        if let link = contextLink, link.isAlive, let owner = link.owner { owner._withUnsafeGuaranteedRef { $0.forget(self) } }
+        // The link is the object's own field, alive until the deinitializer ends: taken
+        // unretained, as a bound copy was retained and released around `forget`.
+        guard let link = contextLink.map(Unmanaged.passUnretained) else { return }
+        link._withUnsafeGuaranteedRef { link in
+            if link.isAlive, let owner = link.owner { owner._withUnsafeGuaranteedRef { $0.forget(self) } }
+        }
     }
 
     /// The value of attribute `slot` when the object is loaded, has no unsaved changes and
