@@ -27,6 +27,9 @@ struct RowColumnsTests {
             #expect(lazy.hashValue == eager.hashValue)
             #expect(lazy.columns.count == row.columns.count)
             for slot in row.columns.indices { #expect(lazy.columns[slot] == row.columns[slot]) }
+            // Whether a row may hold references is known from its tags when it is kept encoded.
+            let hasReference = row.columns.contains { if case .reference = $0 { return true } else { return false } }
+            #expect(lazy.columns.mayHaveReferences == (hasReference || !lazy.columns.isEncoded))
             // Reference checks decode reference columns only, and find what the values do.
             for limit: UInt16 in [0, 3, 40, 70] {
                 let expected = row.columns.values.lazy.compactMap { column -> UInt16? in

@@ -30,16 +30,11 @@ final class EncodedRows: ManagedBuffer<EncodedRows.Header, UInt8> {
         return unsafeDowncast(made, to: EncodedRows.self)
     }
 
-    /// Writes the record of the columns in `area` that `RowCodec.checkColumn` accepted, at the
+    /// Writes the record of the columns in `area` that `RowCodec.columnEnd` accepted, at the
     /// offsets given (one per column, ascending, each below `area.count`), at byte `start`:
     /// the caller has room for `recordBytes` there, and no row reads those bytes yet.
-    func write(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>, at start: Int) {
-        // Each column starts with its tag (offsets are below `area.count`).
-        var hasReferences = false
-        for offset in offsets where RowCodec.isReferenceTag(area[Int(offset)]) {
-            hasReferences = true
-            break
-        }
+    /// `hasReferences`: whether some column's tag is a reference's (the check saw every tag).
+    func write(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>, hasReferences: Bool, at start: Int) {
         withUnsafeMutablePointers { header, elements in
             precondition(start >= 0 && start + Self.recordBytes(columns: offsets.count, areaBytes: area.count) <= header.pointee.capacity,
                          "record out of its allocation")
@@ -155,7 +150,7 @@ final class RowArena {
     /// The columns of `area` at `offsets` (as `EncodedRows.write` takes them), copied into
     /// the current allocation, or into a new one when it is full.
     /// - Complexity: O(bytes); an allocation for about one row in 16.
-    func place(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>) -> RowColumns {
+    func place(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>, hasReferences: Bool) -> RowColumns {
         let size = EncodedRows.recordBytes(columns: offsets.count, areaBytes: area.count)
         if block == nil || rows == Self.maxRows || used + size > capacity {
             capacity = max(size, min(Self.maxBytes, size * rowsPerBlock))
@@ -164,8 +159,8 @@ final class RowArena {
             (used, rows) = (0, 0)
         }
         // Set just above.
-        guard let block else { return RowColumns.single(area, offsets: offsets) }
-        block.write(area, offsets: offsets, at: used)
+        guard let block else { return RowColumns.single(area, offsets: offsets, hasReferences: hasReferences) }
+        block.write(area, offsets: offsets, hasReferences: hasReferences, at: used)
         let start = used
         used += size
         rows += 1

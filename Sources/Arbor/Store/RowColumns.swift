@@ -25,9 +25,9 @@ struct RowColumns: RandomAccessCollection, Hashable, Sendable {
 
     /// The columns of `area` at `offsets` (as `EncodedRows.write` takes them) in an allocation
     /// of their own.
-    static func single(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>) -> RowColumns {
+    static func single(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>, hasReferences: Bool) -> RowColumns {
         let rows = EncodedRows.allocate(capacity: EncodedRows.recordBytes(columns: offsets.count, areaBytes: area.count))
-        rows.write(area, offsets: offsets, at: 0)
+        rows.write(area, offsets: offsets, hasReferences: hasReferences, at: 0)
         return RowColumns(encoded: rows, row: 0)
     }
 
@@ -129,19 +129,23 @@ extension RowCodec {
     static func encodedColumns(_ reader: ByteReader, arena: RowArena? = nil) -> RowColumns? {
         let area = UnsafeRawBufferPointer(rebasing: reader.bytes[reader.offset...])
         guard area.count <= RowColumns.maxEncodedBytes else { return nil }
-        guard let base = area.baseAddress else { return keep(area, offsets: UnsafeBufferPointer(start: nil, count: 0), arena: arena) }
+        guard let base = area.baseAddress else {
+            return keep(area, offsets: UnsafeBufferPointer(start: nil, count: 0), hasReferences: false, arena: arena)
+        }
         let end = area.count
         // Offsets of up to 64 columns on the stack; a wider row is walked twice.
         return withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 64) { offsets -> RowColumns? in
             var offset = 0, count = 0
+            var hasReferences = false
             while offset < end {
                 if count < offsets.count { offsets[count] = UInt16(truncatingIfNeeded: offset) }
+                hasReferences = hasReferences || isReferenceTag(base.load(fromByteOffset: offset, as: UInt8.self))
                 guard let next = columnEnd(base, at: offset, count: end) else { return nil }
                 offset = next
                 count += 1
             }
             if count <= offsets.count {
-                return keep(area, offsets: UnsafeBufferPointer(rebasing: offsets[..<count]), arena: arena)
+                return keep(area, offsets: UnsafeBufferPointer(rebasing: offsets[..<count]), hasReferences: hasReferences, arena: arena)
             }
             let starts = [UInt16](unsafeUninitializedCapacity: count) { buffer, initialized in
                 // Checked above: every column ends within the area.
@@ -152,15 +156,16 @@ extension RowCodec {
                     offset = next
                 }
             }
-            return starts.withUnsafeBufferPointer { keep(area, offsets: $0, arena: arena) }
+            return starts.withUnsafeBufferPointer { keep(area, offsets: $0, hasReferences: hasReferences, arena: arena) }
         }
     }
 
     /// The checked columns of `area` at `offsets`, copied into `arena` or an allocation of their own.
     @inline(__always)
-    private static func keep(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>, arena: RowArena?) -> RowColumns {
-        if let arena { return arena.place(area, offsets: offsets) }
-        return RowColumns.single(area, offsets: offsets)
+    private static func keep(_ area: UnsafeRawBufferPointer, offsets: UnsafeBufferPointer<UInt16>, hasReferences: Bool,
+                             arena: RowArena?) -> RowColumns {
+        if let arena { return arena.place(area, offsets: offsets, hasReferences: hasReferences) }
+        return RowColumns.single(area, offsets: offsets, hasReferences: hasReferences)
     }
 
     /// Whether `tag` starts a reference column.
