@@ -215,7 +215,7 @@ enum RowCodec {
         }
     }
 
-    /// One column from `reader`. `stringsChecked`: the caller's bytes passed `checkColumn`
+    /// One column from `reader`. `stringsChecked`: the caller's bytes passed `columnEnd`
     /// (their strings are well-formed UTF-8 and are not compared again once decoded).
     static func column(_ reader: inout ByteReader, format: UInt8, stringsChecked: Bool = false) throws -> ColumnValue {
         let raw = try reader.byte()
