@@ -148,13 +148,12 @@ extension RowCodec {
                 return keep(area, offsets: UnsafeBufferPointer(rebasing: offsets[..<count]), hasReferences: hasReferences, arena: arena)
             }
             let starts = [UInt16](unsafeUninitializedCapacity: count) { buffer, initialized in
-                // Checked above: every column ends within the area.
-                var offset = 0
-                while initialized < count, let next = columnEnd(base, at: offset, count: end) {
-                    buffer[initialized] = UInt16(truncatingIfNeeded: offset)
+                var walker = ByteReader(bytes: area)
+                // Checked above: skipping cannot fail, and need not check again.
+                repeat {
+                    buffer[initialized] = UInt16(truncatingIfNeeded: walker.offset)
                     initialized += 1
-                    offset = next
-                }
+                } while initialized < count && (try? skipColumn(&walker)) != nil
             }
             return starts.withUnsafeBufferPointer { keep(area, offsets: $0, hasReferences: hasReferences, arena: arena) }
         }

@@ -244,14 +244,14 @@ public final class Database: Sendable {
         treeInfoCache.withLock { $0.keep(info, name: name, snapshot: snapshot) }
     }
 
-    /// The leaf directory of the tree `info` as `transaction` (a reader) sees it: a kept one
-    /// for the same root page, or one built now when this tree version has been asked for
-    /// often enough; nil otherwise. Only a build reads from the file: the branch pages not in
-    /// memory, as many as the lookups made so far allow.
     /// About how many lookups cost what one page read does: a leaf directory's build may read
     /// one branch page for each this many lookups made in its tree version.
     static let lookupsPerPageRead = 8
 
+    /// The leaf directory of the tree `info` as `transaction` (a reader) sees it: a kept one
+    /// for the same root page, or one built now when this tree version has been asked for
+    /// often enough; nil otherwise. Only a build reads from the file: the branch pages not in
+    /// memory, as many as the lookups made so far allow.
     func leafDirectory(for info: TreeInfo, in transaction: Transaction) throws -> LeafDirectory? {
         guard info.depth >= 3, case .page(let root)? = try transaction.nodeInMemory(info.root, level: info.depth - 1) else { return nil }
         let stamp = root.txid
