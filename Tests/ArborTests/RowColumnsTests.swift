@@ -121,12 +121,12 @@ struct RowColumnsTests {
         #expect(rejected > 2_000 && accepted > 2_000)
     }
 
-    @Test("the column check ends each column where a reading of it ends, and refuses what a reading refuses")
+    @Test("the column check ends each column where a reading of it ends, refuses what a reading refuses, and what it accepts reads in place as a reading decodes it")
     func columnEndMatchesReading() {
         var rng = SplitMix64(seed: 0xC0_1E4D)
         let tags: [UInt8] = Array(0...15) + [0x3F, 0x40, 0x7F, 0x80, 0x95, 0xBF, 0xC0, 0xFF]
         let interesting: [UInt8] = [0x00, 0x01, 0x7F, 0x80, 0x81, 0xBF, 0xC2, 0xE0, 0xED, 0xF4, 0xFF]
-        var ended = 0, refused = 0
+        var ended = 0, refused = 0, skippedOnly = 0
         for round in 0..<100_000 {
             // A tag, then a payload of random length: long varints (all high bits), lengths
             // past the end, bytes that are not UTF-8, near the end of the area or far from it.
@@ -151,8 +151,35 @@ struct RowColumnsTests {
             let actual = bytes.withUnsafeBytes { area in area.baseAddress.flatMap { RowCodec.columnEnd($0, at: start, count: area.count) } }
             #expect(actual == expected, "\(bytes) from \(start)")
             if expected == nil { refused += 1 } else { ended += 1 }
+            bytes.withUnsafeBytes { area in
+                guard let base = area.baseAddress else { return }
+                // A column the check accepts reads in place as a reading decodes it.
+                if actual != nil {
+                    var reader = ByteReader(bytes: area)
+                    for _ in 0..<start { _ = try? reader.byte() }
+                    let decoded = try? RowCodec.column(&reader, format: RowCodec.formatByte)
+                    #expect(decoded.map(Self.encoded) == Self.encoded(RowCodec.checkedColumn(base, at: start, count: area.count)), "\(bytes) from \(start)")
+                }
+                // Skipping (no text checked) accepts at least what the check accepts, and ends
+                // where skipping with a reader ends.
+                let skipped = RowCodec.columnEnd(base, at: start, count: area.count, checksText: false)
+                if actual != nil { #expect(skipped == actual, "\(bytes) from \(start)") }
+                if let skipped {
+                    var reader = ByteReader(bytes: area)
+                    for _ in 0..<start { _ = try? reader.byte() }
+                    #expect((try? RowCodec.skipColumn(&reader)) != nil && reader.offset == skipped, "\(bytes) from \(start)")
+                    if actual == nil { skippedOnly += 1 }
+                }
+            }
         }
-        #expect(ended > 20_000 && refused > 20_000)
+        #expect(ended > 20_000 && refused > 20_000 && skippedOnly > 500, "\(ended) \(refused) \(skippedOnly)")
+    }
+
+    /// A column's bytes: columns compared as they are stored (a NaN equals itself).
+    static func encoded(_ column: ColumnValue) -> [UInt8] {
+        var out: [UInt8] = []
+        RowCodec.append(column, &out)
+        return out
     }
 
     /// What reading a column checks, written plainly with a `ByteReader` (as the column check

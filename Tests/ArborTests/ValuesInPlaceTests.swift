@@ -167,6 +167,79 @@ struct ValuesInPlaceTests {
         }
     }
 
+    /// Every attribute of a `Sample`, by position; the rows it was made from are kept (by the
+    /// test that reads them after their fetch).
+    struct SampleRow: FetchableValue, Equatable {
+        static let fetchedProperties = ["int16", "int32", "int64", "double", "float", "bool", "string", "date", "data", "uuid", "url",
+                                        "decimal", "optionalString", "optionalInt", "objectID"]
+        nonisolated(unsafe) static var kept: [FetchedRowValues] = []
+        var int16: Int16, int32: Int32, int64: Int64, double: Double, float: Float, bool: Bool, string: String, date: Date
+        var data: Data, uuid: UUID, url: URL, decimal: Decimal, optionalString: String?, optionalInt: Int64?, id: ObjectID?
+        init(row: FetchedRowValues) throws {
+            // The row before this one is no longer held.
+            if let previous = Self.kept.last, previous.objectID != row.objectID {
+                #expect(throws: FetchValueError.rowNotCurrent(property: "int16")) { _ = try previous.value(0) as Int16 }
+            }
+            Self.kept.append(row)
+            (int16, int32, int64, double, float) = (try row.value(0), try row.value(1), try row.value(2), try row.value(3), try row.value(4))
+            (bool, string, date, data, uuid) = (try row.value(5), try row.value(6), try row.value(7), try row.value(8), try row.value(9))
+            (url, decimal, optionalString, optionalInt, id) = (try row.value(10), try row.value(11), try row.optionalValue(12),
+                                                               try row.optionalValue(13), row.objectID(14))
+        }
+        init(_ sample: Sample) {
+            (int16, int32, int64, double, float, bool) = (sample.int16, sample.int32, sample.int64, sample.double, sample.float, sample.bool)
+            (string, date, data, uuid, url) = (sample.string, sample.date, sample.data, sample.uuid, sample.url)
+            (decimal, optionalString, optionalInt, id) = (sample.decimal, sample.optionalString, sample.optionalInt, sample.objectID)
+        }
+    }
+
+    @Test("every attribute type reads in place as the objects read it (a URL or decimal read: the row decoded instead); a row kept past init(row:) reads nothing",
+          arguments: [false, true])
+    func everyTypeAndKeptRows(inMemory: Bool) throws {
+        let stack = try TestStack(inMemory: inMemory)
+        let context = stack.context()
+        try context.performAndWait {
+            var random = SplitMix64(seed: 0x5A3)
+            for index in 0..<40 {
+                let sample = Sample(context: context)
+                (sample.int16, sample.int32) = (Int16(truncatingIfNeeded: random.next()), Int32(truncatingIfNeeded: random.next()))
+                sample.int64 = [Int64.min, -1, 0, 63, 64, Int64.max, Int64(truncatingIfNeeded: random.next())][index % 7]
+                (sample.double, sample.float) = (Double(bitPattern: random.next()), Float(index) / 3)
+                sample.bool = index % 2 == 0
+                sample.string = String(repeating: ["a", "é", "🚇", "Zoo "][index % 4], count: index % 9)
+                sample.date = Date(timeIntervalSince1970: index % 2 == 0 ? Double(index * 86_400) : 90_600.25 + Double(index))
+                sample.data = Data((0..<(index % 5)).map { UInt8($0 * 51) })
+                sample.uuid = UUID()
+                sample.url = URL(string: "https://example.org/\(index)?b=c") ?? URL(fileURLWithPath: "/")
+                sample.decimal = Decimal(string: "12345.678901234567890\(index)") ?? 0
+                sample.optionalString = index % 3 == 0 ? nil : "x\(index)"
+                sample.optionalInt = index % 4 == 0 ? nil : Int64(index)
+            }
+            try context.save()
+            context.reset()
+            let request = FetchRequest(entityName: "Sample", predicate: try ObjectPredicate(format: "int32 != 7"))
+            SampleRow.kept = []
+            let expected = try context.fetch(request, as: Sample.self).map(SampleRow.init)
+            #expect(expected.count == 40)
+            let values = try context.fetchValues(request, as: SampleRow.self)
+            let kept = SampleRow.kept
+            // NaN payloads differ from themselves: compared with the doubles' bits.
+            #expect(values.map(\.double.bitPattern) == expected.map(\.double.bitPattern))
+            var withoutDoubles = (values, expected)
+            for index in values.indices { (withoutDoubles.0[index].double, withoutDoubles.1[index].double) = (0, 0) }
+            #expect(withoutDoubles.0 == withoutDoubles.1)
+            let plan = try context.explainValues(request, as: SampleRow.self)
+            #expect(plan.allSatisfy { $0.valuePath?.contains("IN PLACE") == true })
+            // Kept past their fetch: the IDs are still theirs, their values are gone.
+            #expect(kept.map(\.objectID) == expected.compactMap(\.id))
+            for row in kept {
+                #expect(throws: FetchValueError.rowNotCurrent(property: "string")) { _ = try row.value(6) as String }
+                #expect(row.attribute(0) == .null)
+            }
+            SampleRow.kept = []
+        }
+    }
+
     @Test("a damaged row read in place gives StoreError naming the row (or FetchValueError for a column of another kind), never a crash")
     func damagedRows() throws {
         let stack = try TestStack()

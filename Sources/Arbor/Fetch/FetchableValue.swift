@@ -18,42 +18,48 @@
 public protocol FetchableValue {
     /// The properties `init(row:)` reads, by position.
     static var fetchedProperties: [String] { get }
-    /// The value from one fetched row.
+    /// The value from one fetched row, read during this call (`row` is not held after it).
     /// - Throws: whatever the reads throw (`FetchValueError`), or the type's own errors.
     init(row: FetchedRowValues) throws
 }
 
 /// A fetched row, read by the positions of `FetchableValue.fetchedProperties`.
+///
+/// A row is read during its `init(row:)`: rows read where they lie in the store are not kept
+/// once the next is read, so a `FetchedRowValues` kept past that call reads no values
+/// (`FetchValueError.rowNotCurrent`). Its `objectID` stays the row's.
 public struct FetchedRowValues {
     /// What every row of the fetch shares: one reference, so that making a row's values
     /// retains one object, not three.
     let reader: PositionalReader
     /// The row's stored columns, read directly; nil when the row is read otherwise.
     let columns: RowColumns?
-    /// Whether the row is the one the reader's slots hold (a visit loaded it there).
-    let inSlots: Bool
+    /// For a row a visit loaded into the reader's slots: which row of theirs it is
+    /// (`RowSlots.generation`).
+    let visitedRow: UInt?
+    /// The row's ID.
+    public let objectID: ObjectID
 
     var decoding: RowValueDecoding { reader.decoding }
-    var fields: [RowValueDecoding.Field?] { reader.fields }
 
-    /// The current row of `reader`'s decoding, which was loaded from `source`. (Taken from
-    /// `source` rather than asked of the decoding: each question copies its source, a retain
-    /// and a release.)
-    init(reader: PositionalReader, source: borrowing RowValueDecoding.Source) {
+    /// The row `id` of `reader`'s fetch, read from `source` (for any source but `.loaded`,
+    /// loaded into the decoding first). (Taken from `source` rather than asked of the
+    /// decoding: each question copies its source, a retain and a release.)
+    init(reader: PositionalReader, id: ObjectID, source: borrowing RowValueDecoding.Source) {
         self.reader = reader
+        objectID = id
         switch source {
-        case .slots(let slots, _): (columns, inSlots) = (nil, slots === reader.slots)
-        case .columns(let columns, _): (self.columns, inSlots) = (columns, false)
-        case .loaded: (columns, inSlots) = (nil, true)
-        case .object, .none: (columns, inSlots) = (nil, false)
+        case .slots(let slots, _):
+            (columns, visitedRow) = (nil, slots === reader.slots ? slots.generation : nil)
+        case .columns(let columns, _): (self.columns, visitedRow) = (columns, nil)
+        case .loaded: (columns, visitedRow) = (nil, reader.slots?.generation)
+        case .object, .none: (columns, visitedRow) = (nil, nil)
         }
     }
 
-    /// The row's ID.
-    public var objectID: ObjectID { decoding.id }
-
     /// The attribute at `position`, as `T`.
-    /// - Throws: `FetchValueError` when the attribute is nil (use `optionalValue`) or of another type.
+    /// - Throws: `FetchValueError` when the attribute is nil (use `optionalValue`) or of
+    ///   another type, or when the row is no longer the current one.
     @inlinable
     public func value<T: AttributeConvertible>(_ position: Int) throws -> T {
         guard let value: T = try optionalValue(position) else { throw FetchValueError.missingValue(property: name(position)) }
@@ -61,10 +67,11 @@ public struct FetchedRowValues {
     }
 
     /// The attribute at `position`, as `T`, or nil when it has no value.
-    /// - Throws: `FetchValueError.typeMismatch` when it holds a value of another type.
+    /// - Throws: `FetchValueError.typeMismatch` when it holds a value of another type;
+    ///   `.rowNotCurrent` when the row is no longer the current one.
     @inlinable // specialized in the caller: unspecialized, each read looks up `Optional<T>` metadata
     public func optionalValue<T: AttributeConvertible>(_ position: Int) throws -> T? {
-        let value = attribute(position)
+        let value = try currentAttribute(position)
         if value.isNull { return nil }
         guard let typed = T(attributeValue: value) else {
             throw FetchValueError.typeMismatch(property: name(position), expected: "\(T.self)", found: value.kindName)
@@ -72,20 +79,35 @@ public struct FetchedRowValues {
         return typed
     }
 
-    /// The target of the to-one relationship at `position` (or the row's ID for `objectID`).
+    /// The target of the to-one relationship at `position` (or the row's ID for `objectID`);
+    /// nil when the row is no longer the current one.
     public func objectID(_ position: Int) -> ObjectID? {
-        guard position >= 0, position < fields.count, let field = fields[position] else { return nil }
+        guard position >= 0, position < reader.fields.count, let field = reader.fields[position] else { return nil }
         switch field {
-        case .toOne(let relationship): return decoding.target(relationship)
-        case .objectID: return decoding.id
+        case .toOne(let relationship):
+            if let visitedRow, reader.slots?.isCurrent(visitedRow) != true { return nil }
+            return decoding.target(relationship)
+        case .objectID: return objectID
         case .attribute: return nil
         }
     }
 
-    /// The attribute value at `position` (`.null` when it is not an attribute).
+    /// The attribute value at `position` (`.null` when it is not an attribute, or when the row
+    /// is no longer the current one).
     public func attribute(_ position: Int) -> AttributeValue {
-        guard position >= 0, position < fields.count, case .attribute(let slot)? = fields[position] else { return .null }
-        if inSlots, let slots = reader.slots { return slots.attribute(slot) }
+        (try? currentAttribute(position)) ?? .null
+    }
+
+    /// The attribute value at `position` (`.null` when it is not an attribute).
+    /// - Throws: `FetchValueError.rowNotCurrent` when the row is no longer the current one.
+    @usableFromInline
+    func currentAttribute(_ position: Int) throws(FetchValueError) -> AttributeValue {
+        let slot = reader.attributeSlot(position)
+        guard slot >= 0 else { return .null }
+        if let visitedRow {
+            guard let slots = reader.slots, slots.isCurrent(visitedRow) else { throw .rowNotCurrent(property: name(position)) }
+            return slots.attribute(slot)
+        }
         if let columns { return RowValueDecoding.value(slot: slot, in: columns) }
         return decoding.value(slot: slot)
     }
@@ -104,12 +126,15 @@ public enum FetchValueError: Error, Equatable, Sendable, CustomStringConvertible
     case missingValue(property: String)
     /// A read as a type the attribute's value is not.
     case typeMismatch(property: String, expected: String, found: String)
+    /// A read of a row after its `init(row:)` returned: the row is no longer held.
+    case rowNotCurrent(property: String)
 
     public var description: String {
         switch self {
         case .unknownProperty(let entity, let property): return "\(entity) has no attribute or to-one relationship \(property)"
         case .missingValue(let property): return "\(property) has no value"
         case .typeMismatch(let property, let expected, let found): return "\(property) is \(found), not \(expected)"
+        case .rowNotCurrent(let property): return "\(property) read after its row's init(row:) returned"
         }
     }
 }
@@ -121,10 +146,22 @@ final class PositionalReader {
     let decoding: RowValueDecoding
     let fields: [RowValueDecoding.Field?]
     let slots: RowSlots?
+    /// For each position of `fields`: the attribute's slot, or -1 when it is not an attribute.
+    private let attributeSlots: [Int]
 
     init(decoding: RowValueDecoding, fields: [RowValueDecoding.Field?], slots: RowSlots?) {
         self.decoding = decoding
         self.fields = fields
         self.slots = slots
+        attributeSlots = fields.map { field in
+            if case .attribute(let slot)? = field { return slot }
+            return -1
+        }
+    }
+
+    /// The slot of the attribute at `position`, or -1 when it names no attribute.
+    @inline(__always)
+    func attributeSlot(_ position: Int) -> Int {
+        position >= 0 && position < attributeSlots.count ? attributeSlots[position] : -1
     }
 }

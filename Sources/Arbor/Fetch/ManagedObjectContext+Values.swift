@@ -45,8 +45,9 @@ extension ManagedObjectContext {
         let slots = RowSlots(resolved.layout)
         let reader = PositionalReader(decoding: decoding, fields: resolved.fields, slots: slots)
         return try valueRows(request, decoding, visiting: slots) { decoding, id, source in
-            decoding.load(id: id, from: source)
-            return try T(row: FetchedRowValues(reader: reader, source: source))
+            // A visited row is read from the slots, which the decoding already holds.
+            if !source.isLoaded { decoding.load(id: id, from: source) }
+            return try T(row: FetchedRowValues(reader: reader, id: id, source: source))
         }
     }
 

@@ -8,10 +8,11 @@
 extension RowCodec {
     /// The offset just past the column that starts at `offset` (< `count`) in the `count`
     /// bytes at `base`, when it would decode; nil when it would not, or when it is a URL or a
-    /// decimal (which only parsing checks).
+    /// decimal (which only parsing checks). Without `checksText` (a column skipped, never
+    /// decoded), the text of a string, a URL or a decimal is not checked.
     /// - Complexity: O(the column's bytes).
     @inline(__always)
-    static func columnEnd(_ base: UnsafeRawPointer, at offset: Int, count: Int) -> Int? {
+    static func columnEnd(_ base: UnsafeRawPointer, at offset: Int, count: Int, checksText: Bool = true) -> Int? {
         let raw = base.load(fromByteOffset: offset, as: UInt8.self)
         let position = offset &+ 1
         if raw >= smallIntBase {
@@ -44,12 +45,15 @@ extension RowCodec {
             guard let (length, start) = varint(base, at: position, count: count),
                   length <= UInt64(count &- start) else { return nil }
             let end = start &+ Int(length)
-            return UTF8Check.isValid(UnsafeRawBufferPointer(start: base + start, count: end &- start)) ? end : nil
+            return !checksText || UTF8Check.isValid(UnsafeRawBufferPointer(start: base + start, count: end &- start)) ? end : nil
         case Tag.reference.rawValue:
             guard let (code, codeEnd) = varint(base, at: position, count: count), code <= UInt64(UInt16.max) else { return nil }
             return varint(base, at: codeEnd, count: count)?.end
+        case Tag.url.rawValue, Tag.decimal.rawValue:
+            // Only parsing checks them: skipped, they are text of a checked length.
+            return checksText ? nil : lengthPrefixedEnd(base, at: position, count: count)
         default:
-            return nil  // a URL, a decimal, or no tag at all
+            return nil  // no tag at all
         }
     }
 
@@ -64,7 +68,7 @@ extension RowCodec {
     /// The varint at `position` and the offset past it, read as `ByteReader.varint()` reads it;
     /// nil where that throws (past `count`, or past 64 bits).
     @inline(__always)
-    private static func varint(_ base: UnsafeRawPointer, at position: Int, count: Int) -> (value: UInt64, end: Int)? {
+    static func varint(_ base: UnsafeRawPointer, at position: Int, count: Int) -> (value: UInt64, end: Int)? {
         guard position < count else { return nil }
         let first = base.load(fromByteOffset: position, as: UInt8.self)
         if first < 0x80 { return (UInt64(first), position &+ 1) }

@@ -88,6 +88,7 @@ extension StoreStorage {
         for entry in rows {
             guard let row = entry.row else { continue }
             slots.load(row.columns)
+            defer { slots.endRow() }
             try visit(entry.id)
         }
         return statistics

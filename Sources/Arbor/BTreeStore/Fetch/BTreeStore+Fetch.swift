@@ -178,6 +178,7 @@ extension BTreeStore {
                 func take(_ pk: Int64, _ bytes: UnsafeRawBufferPointer, checked: Bool, residual: ObjectPredicate?) throws -> Bool {
                     if let visit = found.visit {
                         guard let id = try visitStored(pk, bytes, visit, checked: checked, residual: residual) else { return false }
+                        defer { visit.slots.endRow() }  // `bytes` lie in a page that outlives only this call
                         try visit.body(id)
                         return true
                     }
