@@ -98,6 +98,34 @@ import Testing
         #expect(memory.statistics.runs == 1)
     }
 
+    @Test func aSpareRunIsMadeInTheBackgroundAndCarvedNext() async throws {
+        let memory = PageMemory(pools: true)
+        // The first run is carved without a spare until half of it is taken (256 blocks of 4 KiB).
+        var blocks = (0..<200).map { _ in memory.allocate(byteCount: 4096) }
+        #expect(memory.spare == (0, false))
+        blocks += (0..<100).map { _ in memory.allocate(byteCount: 4096) }
+        var waited = 0
+        while memory.spare.start == 0, waited < 500 {
+            try await Task.sleep(nanoseconds: 10_000_000)
+            waited += 1
+        }
+        let spare = memory.spare.start
+        try #require(spare != 0)
+        // The spare is faulted in and unused; the run after the first is the spare.
+        blocks += (300..<512).map { _ in memory.allocate(byteCount: 4096) }
+        let next = memory.allocate(byteCount: 4096)
+        #expect(UInt(bitPattern: next.baseAddress) == spare)
+        let written = Block(next, seed: 5)
+        #expect(written.isIntact)
+        #expect(memory.statistics.runs == 2)
+        // Carving the spare asks for the next one at once.
+        let after = memory.spare
+        #expect(after.start != spare && (after.start != 0 || after.preparing))
+        memory.deallocate(next)
+        for block in blocks { memory.deallocate(block) }
+        #expect(memory.statistics.blocksInUse == 0)
+    }
+
     @Test func sizesThePoolDoesNotServeComeFromTheCLibrary() {
         let memory = PageMemory(pools: true)
         for size in [1, 100, 4097, 65536 + 4096, 1 << 20] {

@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -5,8 +6,16 @@ import Darwin
 #endif
 
 /// Memory for the images of pages held in memory (`Page.bytes`), carved from runs of 2 MiB
-/// aligned to 2 MiB, which the kernel may back with one huge page each (`MADV_HUGEPAGE`; every
-/// run but the process's first, which is faulted in ahead of its carving instead: see `mapRun`).
+/// aligned to 2 MiB, which the kernel may back with one huge page each (`MADV_HUGEPAGE`).
+///
+/// A run marked for a huge page is made on a background thread, ahead of its need (a spare
+/// run: see `prepareSpare`), never by a reader: the kernel finds the huge page at the run's
+/// first touch, and where memory is fragmented it first compacts memory to free one, in the
+/// thread that touched it. After the process had churned through a few gigabytes (`arbor-bench
+/// transit-profile --iterate-first-arbor`), one query in twenty of the compound SUBQUERY took
+/// 5 ms instead of 0.15 ms for that reason. A run needed before its spare is ready is left
+/// to small pages and faulted in ahead of its carving instead (as the process's first run
+/// always is: see `mapRun`).
 ///
 /// Why: a query that probes an index once per candidate reaches leaves all over a page cache
 /// of tens of megabytes. With each image a separate allocation of the C library's, nearly every
@@ -46,11 +55,16 @@ final class PageMemory: Sendable {
         var runs = RunTable()
         /// Set when the system refused a run: later allocations go to the C library.
         var exhausted = false
-        /// Runs mapped so far (the first is not marked for huge pages: see `mapRun`).
+        /// Runs carved so far.
         var mapped = 0
         /// In a run left to small pages, the end of its part faulted in so far (`prefaultBytes`
         /// at a time, ahead of the carving); 0 in a run marked for huge pages.
         var prefaulted: UInt = 0
+        /// A run marked for huge pages and faulted in on a background thread, taken when the
+        /// run being carved runs out (0: none).
+        var spare: UInt = 0
+        /// Whether a spare run is being made.
+        var preparing = false
     }
 
     /// How much of a run left to small pages is faulted in at a time, in one system call.
@@ -62,6 +76,11 @@ final class PageMemory: Sendable {
 
     init(pools: Bool = !PageMemory.addressSanitizerIsLoaded) {
         self.pools = pools
+    }
+
+    deinit {
+        let spare = state.withLock { $0.spare }
+        if spare != 0, let start = UnsafeMutableRawPointer(bitPattern: spare) { munmap(start, Self.runBytes) }
     }
 
     /// Whether the process runs under AddressSanitizer: its runtime's entry point is loaded.
@@ -81,6 +100,7 @@ final class PageMemory: Sendable {
         }
         // Outside the lock: the range lies in the block's run, which the block keeps mapped.
         if let range = taken.prefault { Self.prefault(range) }
+        if taken.needsSpare { DispatchQueue.global(qos: .utility).async { self.prepareSpare() } }
         return UnsafeMutableRawBufferPointer(start: base, count: byteCount)
     }
 
@@ -112,6 +132,26 @@ final class PageMemory: Sendable {
         }
     }
 
+    /// The spare run's start (0: none) and whether one is being made (for tests).
+    var spare: (start: UInt, preparing: Bool) { state.withLock { ($0.spare, $0.preparing) } }
+
+    /// Makes a spare run: mapped, marked for huge pages and faulted in here, on a background
+    /// thread, so that the kernel's work to find a huge page (zeroing 2 MiB, and compacting
+    /// memory first where it is fragmented) holds up no reader. Called when `take` asks for it.
+    func prepareSpare() {
+        let run = Self.mapRun(huge: true)
+        if let run { Self.faultIn(run..<(run + UInt(Self.runBytes))) }
+        let unused = state.withLock { state -> UInt? in
+            // Refused: not asked for again (carving goes on with small-page runs).
+            guard let run else { return nil }
+            state.preparing = false
+            guard state.spare == 0 else { return run }
+            state.spare = run
+            return nil
+        }
+        if let unused, let start = UnsafeMutableRawPointer(bitPattern: unused) { munmap(start, Self.runBytes) }
+    }
+
     /// Returns `run` to the system, taking its blocks off the free lists.
     private static func release(_ run: UInt, in state: inout State) {
         state.runs.remove(run)
@@ -123,21 +163,24 @@ final class PageMemory: Sendable {
     private static func run(of address: UInt) -> UInt { address & ~UInt(runBytes - 1) }
 
     /// A freed block of `size` bytes, else one carved from the current run (a new run when it
-    /// has too little left), with the part of a small-page run to fault in ahead of it; nil
+    /// has too little left: the spare, else one left to small pages), with the part of a
+    /// small-page run to fault in ahead of it, and whether a spare run should be made now (once
+    /// the process's first run is half carved, and from then on whenever there is none); nil
     /// when the system refuses a run.
-    private static func take(_ size: Int, from state: inout State) -> (address: UInt, prefault: Range<UInt>?)? {
+    private static func take(_ size: Int, from state: inout State) -> (address: UInt, prefault: Range<UInt>?, needsSpare: Bool)? {
         if let address = state.free[size / granule].popLast() {
             state.runs.noteTaken(run(of: address))
-            return (address, nil)
+            return (address, nil, false)
         }
         if state.end - state.next < UInt(size) {
             guard !state.exhausted else { return nil }
-            // Only the process's first run is left to small pages (see `mapRun`).
-            let huge = state.mapped > 0
-            guard let run = mapRun(huge: huge) else {
+            let huge = state.spare != 0
+            let taken = huge ? state.spare : mapRun(huge: false)
+            guard let run = taken else {
                 state.exhausted = true
                 return nil
             }
+            state.spare = 0
             state.mapped += 1
             // The run carved until now, if none of its blocks is in use, goes back at once: every
             // run but the one being carved holds a block in use.
@@ -158,7 +201,11 @@ final class PageMemory: Sendable {
             prefault = state.prefaulted..<end
             state.prefaulted = end
         }
-        return (address, prefault)
+        // Not at once in a fresh process: opening a store and answering its first fetch
+        // should not share the machine with a background fault of 2 MiB.
+        let needsSpare = state.spare == 0 && !state.preparing && (state.mapped > 1 || state.end - state.next <= UInt(runBytes / 2))
+        if needsSpare { state.preparing = true }
+        return (address, prefault, needsSpare)
     }
 
     /// Faults in `range` (of a run left to small pages) in one system call: one trap instead of
@@ -171,16 +218,31 @@ final class PageMemory: Sendable {
         #endif
     }
 
+    /// Faults in all of `range` (a spare run, untouched): in one system call where the system
+    /// has it, else by writing a byte of each 4 KiB page (the first write brings in the huge
+    /// page, when the kernel finds one).
+    private static func faultIn(_ range: Range<UInt>) {
+        #if os(Linux)
+        let populateWrite: Int32 = 23  // MADV_POPULATE_WRITE
+        if let start = UnsafeMutableRawPointer(bitPattern: range.lowerBound),
+           madvise(start, Int(range.upperBound - range.lowerBound), populateWrite) == 0 { return }
+        #endif
+        for page in stride(from: range.lowerBound, to: range.upperBound, by: granule) {
+            UnsafeMutablePointer<UInt8>(bitPattern: page)?.pointee = 0
+        }
+    }
+
     /// A new run of `runBytes`, aligned to `runBytes`: mapped with room to align, the rest
     /// unmapped; with `huge`, marked for huge pages. nil when the system refuses.
     ///
-    /// The process's first run is not marked: opening a store and answering its first fetch
+    /// A run needed before its spare is ready is not marked, nor is the process's first run
+    /// (a spare is asked for once it is half carved): opening a store and answering its first fetch
     /// reads a few hundred pages, and a huge page is zeroed whole (2 MiB) at its first touch;
     /// on this project's virtual machine, with the first run marked, 1 to 4 spawns in 30 took
     /// 6 to 7 ms to open a store and answer a fetch, where the others took 2. Its pages are
     /// faulted in `prefaultBytes` at a time instead (`take`): each image read into it used to
     /// fault in its own page (a trap, a page taken and charged, 4 KiB zeroed), a fifth of a
-    /// fresh process's first 200 geo 80 m queries. The page caches' later runs are marked.
+    /// fresh process's first 200 geo 80 m queries. Spare runs are marked.
     private static func mapRun(huge: Bool) -> UInt? {
         let length = 2 * runBytes
         guard let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
