@@ -9,13 +9,13 @@ import Darwin
 /// aligned to 2 MiB, which the kernel may back with one huge page each (`MADV_HUGEPAGE`).
 ///
 /// A run marked for a huge page is made on a background thread, ahead of its need (a spare
-/// run: see `prepareSpare`), never by a reader: the kernel finds the huge page at the run's
-/// first touch, and where memory is fragmented it first compacts memory to free one, in the
-/// thread that touched it. After the process had churned through a few gigabytes (`arbor-bench
-/// transit-profile --iterate-first-arbor`), one query in twenty of the compound SUBQUERY took
-/// 5 ms instead of 0.15 ms for that reason. A run needed before its spare is ready is left
-/// to small pages and faulted in ahead of its carving instead (as the process's first run
-/// always is: see `mapRun`).
+/// run: see `prepareSpare`), never by a reader: the kernel takes and zeroes the huge page at
+/// the run's first touch, in the thread that touches it. After the process had churned through
+/// a few gigabytes (`arbor-bench transit-profile --iterate-first-arbor`), that first touch held
+/// up one query in twenty of the compound SUBQUERY for about 5 ms (p95 4.7 to 5.0 ms, 0.9 to
+/// 1.2 ms with spares), with no compaction counted in `/proc/vmstat`. A run needed before its
+/// spare is ready is left to small pages and faulted in ahead of its carving instead (as the
+/// process's first run always is: see `mapRun`).
 ///
 /// Why: a query that probes an index once per candidate reaches leaves all over a page cache
 /// of tens of megabytes. With each image a separate allocation of the C library's, nearly every
@@ -136,8 +136,8 @@ final class PageMemory: Sendable {
     var spare: (start: UInt, preparing: Bool) { state.withLock { ($0.spare, $0.preparing) } }
 
     /// Makes a spare run: mapped, marked for huge pages and faulted in here, on a background
-    /// thread, so that the kernel's work to find a huge page (zeroing 2 MiB, and compacting
-    /// memory first where it is fragmented) holds up no reader. Called when `take` asks for it.
+    /// thread, so that the kernel's work to bring in a huge page (taking and zeroing 2 MiB)
+    /// holds up no reader. Called when `take` asks for it.
     func prepareSpare() {
         let run = Self.mapRun(huge: true)
         if let run { Self.faultIn(run..<(run + UInt(Self.runBytes))) }
