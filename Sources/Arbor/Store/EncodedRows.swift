@@ -120,10 +120,8 @@ final class EncodedRows: ManagedBuffer<EncodedRows.Header, UInt8> {
     func column(_ position: Int, row start: Int) -> ColumnValue {
         withRecord(start) { count, record, columns, length in
             precondition(position >= 0 && position < count, "column index out of range")
-            let begin = Self.offset(position, record)
-            var reader = ByteReader(bytes: UnsafeRawBufferPointer(start: columns + begin, count: max(0, length - begin)))
-            // Never fails: the columns were checked as a decode checks them when the row was read.
-            return (try? RowCodec.column(&reader, format: RowCodec.formatByte, stringsChecked: true)) ?? .null
+            // The columns passed `columnEnd` when the row was read: decoded without a reader.
+            return RowCodec.checkedColumn(columns, at: Self.offset(position, record), count: length)
         }
     }
 }
