@@ -47,8 +47,8 @@ public enum ToolFuzzBodies {
         }
     }
 
-    /// Arbitrary bytes as a store file, read the way `arbor info`, `pages`, `check`, `schema`
-    /// and `dump` read it: typed errors or answers, never a crash.
+    /// Arbitrary bytes as a store file, read the way `arbor info`, `pages`, `check`, `schema`,
+    /// `dump` and `query --properties` read it: typed errors or answers, never a crash.
     public static func inspect(_ data: [UInt8]) throws {
         var options = Database.Options()
         options.readOnly = true
@@ -68,6 +68,15 @@ public enum ToolFuzzBodies {
                 var request = FetchRequest(entityName: entity)
                 request.fetchBatchSize = 50
                 request.fetchLimit = 500
+                // Dictionaries of every attribute and to-one relationship, as `arbor query
+                // --properties` reads them: each row's columns found and decoded where the row
+                // lies in its page (`RowSlots`).
+                var dictionaries = FetchRequest(entityName: entity)
+                dictionaries.resultType = .dictionaries
+                dictionaries.propertiesToFetch = ((model.attributes(ofEntity: entity) ?? []).map(\.name)
+                    + (model.relationships(ofEntity: entity) ?? []).filter { !$0.isToMany }.map(\.name)).map(FetchProperty.key)
+                dictionaries.fetchLimit = 500
+                _ = try? context.fetchDictionaries(dictionaries)
                 guard let objects = try? context.fetchResults(request, as: ManagedObject.self) else { continue }
                 for object in objects {
                     for attribute in model.attributes(ofEntity: entity) ?? [] { _ = object.value(forKey: attribute.name) }

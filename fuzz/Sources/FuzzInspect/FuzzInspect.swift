@@ -2,7 +2,7 @@ import FuzzerDriver
 import ArborTestSupport
 
 /// libFuzzer entry point: arbitrary bytes as a store file, read as `arbor info`, `pages`,
-/// `check`, `schema` and `dump` read it (see ToolFuzzBodies.inspect).
+/// `check`, `schema`, `dump` and `query --properties` read it (see ToolFuzzBodies.inspect).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzInspect(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
