@@ -121,6 +121,62 @@ struct RowColumnsTests {
         #expect(rejected > 2_000 && accepted > 2_000)
     }
 
+    @Test("damaged rows: a visit finding its columns in place accepts exactly the rows a reading of those columns accepts, with the same values")
+    func damagedRowsInSlotsAgree() throws {
+        var rng = SplitMix64(seed: 0x5107)
+        let interesting: [UInt8] = [0x00, 0x01, 0x06, 0x0C, 0x0E, 0x0F, 0x3F, 0x40, 0x7F, 0x80, 0x81, 0xBF, 0xC0, 0xC2, 0xE0, 0xED, 0xF0, 0xF4, 0xF5, 0xFF]
+        var rejected = 0, accepted = 0
+        for round in 0..<20_000 {
+            var bytes = RowCodec.encode(RowCodecTests.randomRow(&rng))
+            for _ in 0..<Int(rng.next() % 3) where bytes.count > 3 {
+                let position = 3 + Int(rng.next() % UInt64(bytes.count - 3))
+                bytes[position] = rng.next() % 2 == 0 ? interesting[Int(rng.next() % UInt64(interesting.count))] : UInt8(truncatingIfNeeded: rng.next())
+            }
+            if rng.next() % 4 == 0 { bytes.removeLast(Int(rng.next() % UInt64(min(bytes.count, 4) + 1))) }
+            let wanted = (0..<(1 + Int(rng.next() % 4))).map { _ in Int(rng.next() % 12) }
+            let slots = RowSlots(RowSlotLayout(wanted, columnCount: 12))
+            let expected = Self.referenceSlots(bytes, slots.slots)
+            let loaded: Bool = bytes.withUnsafeBytes { area in
+                do {
+                    try slots.load(encoded: area)
+                } catch {
+                    return false
+                }
+                // Read while the row is held, as a visit reads it.
+                defer { slots.endRow() }
+                let values = slots.slots.map { slots.column($0) }
+                // Compared re-encoded: a damaged double may be a NaN, which equals nothing.
+                #expect(expected.map { $0.map(Self.encoded) } == values.map(Self.encoded), "round \(round): \(bytes) slots \(slots.slots)")
+                return true
+            }
+            #expect(loaded == (expected != nil), "round \(round): \(bytes) slots \(slots.slots)")
+            if loaded { accepted += 1 } else { rejected += 1 }
+            #expect(slots.column(slots.slots[0]) == .null)  // nothing is read once the row's visit ended
+        }
+        #expect(rejected > 2_000 && accepted > 2_000, "\(accepted) \(rejected)")
+    }
+
+    /// The columns `slots` (ascending) of an encoded row, read plainly with a `ByteReader` (as
+    /// a visit read them before it found them in place); nil where that reading throws.
+    static func referenceSlots(_ bytes: [UInt8], _ slots: [Int]) -> [ColumnValue]? {
+        bytes.withUnsafeBytes { area -> [ColumnValue]? in
+            var reader = ByteReader(bytes: area)
+            guard (try? reader.byte()) == RowCodec.formatByte, (try? reader.varint()) != nil, (try? reader.varint()) != nil else { return nil }
+            var position = 0
+            var values: [ColumnValue] = []
+            for slot in slots {
+                while position < slot {
+                    guard (try? RowCodec.skipColumn(&reader)) != nil else { return nil }
+                    position += 1
+                }
+                guard let value = try? RowCodec.column(&reader, format: RowCodec.formatByte) else { return nil }
+                values.append(value)
+                position += 1
+            }
+            return values
+        }
+    }
+
     @Test("the column check ends each column where a reading of it ends, refuses what a reading refuses, and what it accepts reads in place as a reading decodes it")
     func columnEndMatchesReading() {
         var rng = SplitMix64(seed: 0xC0_1E4D)

@@ -141,8 +141,17 @@ final class RowSlots {
     }
 
     /// `load(encoded:)` for a row that is not read in place: its slots decoded with a
-    /// `ByteReader`, which also names what is malformed.
+    /// `ByteReader`, which also names what is malformed (and then leaves no row loaded).
     private func decode(_ bytes: UnsafeRawBufferPointer) throws(RowCodec.Malformed) {
+        do {
+            try decodeSlots(bytes)
+        } catch {
+            endRow()
+            throw error
+        }
+    }
+
+    private func decodeSlots(_ bytes: UnsafeRawBufferPointer) throws(RowCodec.Malformed) {
         row = nil
         var reader = ByteReader(bytes: bytes)
         do {
