@@ -126,12 +126,6 @@ struct ByteReader {
         return text
     }
 
-    /// A string whose bytes `UTF8Check` already found well-formed (a kept row's columns):
-    /// decoding them changes nothing, so they are not compared again.
-    mutating func checkedString() throws -> String {
-        String(decoding: try lengthPrefixed(), as: UTF8.self)
-    }
-
     /// Whether `text`'s UTF-8 is exactly `bytes`: a length check and a `memcmp` when the
     /// string's bytes are contiguous (always, for a freshly decoded native string).
     static func sameBytes(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -215,9 +215,9 @@ enum RowCodec {
         }
     }
 
-    /// One column from `reader`. `stringsChecked`: the caller's bytes passed `columnEnd`
-    /// (their strings are well-formed UTF-8 and are not compared again once decoded).
-    static func column(_ reader: inout ByteReader, format: UInt8, stringsChecked: Bool = false) throws -> ColumnValue {
+    /// One column from `reader`. (Columns that passed `columnEnd` are read with
+    /// `checkedColumn` instead, which checks nothing again.)
+    static func column(_ reader: inout ByteReader, format: UInt8) throws -> ColumnValue {
         let raw = try reader.byte()
         if raw >= smallIntBase {
             if raw < codedReferenceBase { return .value(.int(Int64(raw - smallIntBase))) }
@@ -232,7 +232,7 @@ enum RowCodec {
         case .float: return .value(.float(Float(bitPattern: try reader.fixed(UInt32.self))))
         case .boolFalse: return .value(.bool(false))
         case .boolTrue: return .value(.bool(true))
-        case .string: return .value(.string(stringsChecked ? try reader.checkedString() : try reader.string()))
+        case .string: return .value(.string(try reader.string()))
         case .date:
             let seconds = Double(bitPattern: try reader.fixed(UInt64.self))
             // Format 1 counted from 1970; format 2 from 2001 (Date's own reference, lossless).

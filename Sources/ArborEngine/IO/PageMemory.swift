@@ -210,23 +210,22 @@ final class PageMemory: Sendable {
 
     /// Faults in `range` (of a run left to small pages) in one system call: one trap instead of
     /// one for each 4 KiB page as the images are first written. Before Linux 5.14 the call is
-    /// refused, and the pages fault in as they are touched.
-    private static func prefault(_ range: Range<UInt>) {
+    /// refused (false), and the pages fault in as they are touched.
+    @discardableResult
+    private static func prefault(_ range: Range<UInt>) -> Bool {
         #if os(Linux)
         let populateWrite: Int32 = 23  // MADV_POPULATE_WRITE
-        if let start = UnsafeMutableRawPointer(bitPattern: range.lowerBound) { _ = madvise(start, Int(range.upperBound - range.lowerBound), populateWrite) }
+        if let start = UnsafeMutableRawPointer(bitPattern: range.lowerBound) {
+            return madvise(start, Int(range.upperBound - range.lowerBound), populateWrite) == 0
+        }
         #endif
+        return false
     }
 
-    /// Faults in all of `range` (a spare run, untouched): in one system call where the system
-    /// has it, else by writing a byte of each 4 KiB page (the first write brings in the huge
-    /// page, when the kernel finds one).
+    /// Faults in all of `range` (a spare run, untouched): `prefault`, else by writing a byte of
+    /// each 4 KiB page (the first write brings in the huge page, when the kernel finds one).
     private static func faultIn(_ range: Range<UInt>) {
-        #if os(Linux)
-        let populateWrite: Int32 = 23  // MADV_POPULATE_WRITE
-        if let start = UnsafeMutableRawPointer(bitPattern: range.lowerBound),
-           madvise(start, Int(range.upperBound - range.lowerBound), populateWrite) == 0 { return }
-        #endif
+        guard !prefault(range) else { return }
         for page in stride(from: range.lowerBound, to: range.upperBound, by: granule) {
             UnsafeMutablePointer<UInt8>(bitPattern: page)?.pointee = 0
         }
