@@ -138,7 +138,7 @@ final class PageMemory: Sendable {
     /// Makes a spare run: mapped, marked for huge pages and faulted in here, on a background
     /// thread, so that the kernel's work to bring in a huge page (taking and zeroing 2 MiB)
     /// holds up no reader. Called when `take` asks for it.
-    func prepareSpare() {
+    private func prepareSpare() {
         let run = Self.mapRun(huge: true)
         if let run { Self.faultIn(run..<(run + UInt(Self.runBytes))) }
         let unused = state.withLock { state -> UInt? in
